@@ -1,0 +1,71 @@
+"""The contract between adapters and the sync job.
+
+An adapter is opened as a context manager (it logs in, and always logs out), then lists its
+streams and reads them page by page. It knows nothing about storage or watermarks: the sync job
+passes the window (``since`` inclusive, ``until`` pinned at run start) and persists what comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import Literal, Protocol, runtime_checkable
+
+from adapters.records import Page
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSpec:
+    """What the sync job needs to know about a stream."""
+
+    name: str
+    record_type: Literal["party", "document", "case"]
+    cursor_field: str
+    cursor_granularity: timedelta = timedelta(microseconds=1)  # SAP dates: timedelta(days=1)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordProblem:
+    """A record that could not be mapped: reported with its key, never stored half-empty."""
+
+    stream: str
+    key: str | None
+    reason: str
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    tenant: str
+
+    def __enter__(self) -> Adapter: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def streams(self) -> list[StreamSpec]:
+        """The streams this tenant is configured to read."""
+        ...
+
+    def read(self, stream: str, since: datetime | None, until: datetime | None = None) -> Iterator[Page]:
+        """Pages of records modified at or after ``since`` (all when None), up to ``until``."""
+        ...
+
+    def scan_keys(self, stream: str) -> Iterator[str]:
+        """Every external id that currently exists in the stream (for deletion reconciliation)."""
+        ...
+
+    @property
+    def request_count(self) -> int:
+        """HTTP requests made so far (for the runs table)."""
+        ...
+
+    @property
+    def retry_count(self) -> int:
+        """Retries made so far."""
+        ...

@@ -1,0 +1,190 @@
+"""Canonical records: the ERP-neutral shape every adapter maps into and the store persists.
+
+Money is ``Decimal``; every datetime is timezone-aware UTC (constructors reject naive ones).
+Each record keeps its raw source JSON and exposes a content hash that ignores volatile fields,
+so an unchanged record is skipped on upsert.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+PartyKind = Literal["customer", "vendor"]
+DocType = Literal["ar_invoice", "ap_bill", "sales_order", "credit_memo"]
+
+
+def _require_aware(name: str, value: datetime | None) -> None:
+    if value is not None and (value.tzinfo is None or value.utcoffset() is None):
+        raise ValueError(f"{name} must be timezone-aware, got a naive datetime")
+
+
+def to_utc(value: datetime | None) -> datetime | None:
+    """Aware UTC, or None. A naive datetime is refused rather than guessed."""
+    if value is None:
+        return None
+    _require_aware("datetime", value)
+    return value.astimezone(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Contact:
+    role: str  # "main", "billing", "primary", "remittance", "contact"
+    name: str | None = None
+    email: str | None = None
+    phone: str | None = None
+    external_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    role: str  # "main", "billing", "shipping", ...
+    line1: str | None = None
+    line2: str | None = None
+    city: str | None = None
+    region: str | None = None
+    postal_code: str | None = None
+    country: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartyRecord:
+    """A customer or vendor. Key: (tenant, kind, external_id)."""
+
+    tenant: str
+    kind: PartyKind
+    external_id: str
+    name: str | None = None
+    status: str | None = None
+    currency: str | None = None
+    credit_limit: Decimal | None = None
+    terms: str | None = None
+    tax_zone: str | None = None
+    tax_id: str | None = None
+    party_class: str | None = None
+    email: str | None = None
+    phone: str | None = None
+    contacts: tuple[Contact, ...] = ()
+    addresses: tuple[Address, ...] = ()
+    attributes: dict[str, str | None] = field(default_factory=dict)  # ERP attributes + custom fields
+    extra: dict[str, Any] = field(default_factory=dict)  # mapped facts without a column
+    source_modified_at: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.external_id or not self.external_id.strip():
+            raise ValueError("party external_id is empty")
+        _require_aware("source_modified_at", self.source_modified_at)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.tenant, self.kind, self.external_id)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """An AR invoice, AP bill, sales order or credit memo. Key: (tenant, doc_type, external_id)."""
+
+    tenant: str
+    doc_type: DocType
+    external_id: str  # unique within doc_type, e.g. "INV/AR001234" or "SO/000123"
+    number: str
+    party_kind: PartyKind
+    party_external_id: str
+    status: str | None = None
+    currency: str | None = None
+    amount: Decimal | None = None
+    balance: Decimal | None = None
+    doc_date: date | None = None
+    due_date: date | None = None
+    description: str | None = None
+    customer_ref: str | None = None  # customer's PO / vendor's reference
+    is_open: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+    source_modified_at: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.external_id or not self.external_id.strip():
+            raise ValueError("document external_id is empty")
+        _require_aware("source_modified_at", self.source_modified_at)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.tenant, self.doc_type, self.external_id)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRecord:
+    """A CRM case. Key: (tenant, 'case', external_id)."""
+
+    tenant: str
+    external_id: str
+    customer_external_id: str | None
+    subject: str | None = None
+    status: str | None = None
+    priority: str | None = None
+    case_class: str | None = None
+    reported_at: datetime | None = None
+    closed_at: datetime | None = None
+    description: str | None = None
+    resolution: str | None = None
+    is_closed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+    source_modified_at: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.external_id or not self.external_id.strip():
+            raise ValueError("case external_id is empty")
+        for name in ("reported_at", "closed_at", "source_modified_at"):
+            _require_aware(name, getattr(self, name))
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.tenant, "case", self.external_id)
+
+
+Record = PartyRecord | DocumentRecord | CaseRecord
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f") if value == value else "NaN"
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def content_hash(record: Record) -> str:
+    """SHA-256 of the mapped content. Ignores ``raw`` (it carries volatile row numbers and links)."""
+    data = asdict(record)
+    data.pop("raw", None)
+    payload = json.dumps(_jsonable(data), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass(slots=True)
+class Page:
+    """One page of a stream as read from the ERP, already mapped.
+
+    ``max_modified`` is the largest source modification time on the page *before* any record was
+    skipped, so the watermark never stalls on a malformed record. ``problems`` lists skipped records.
+    """
+
+    stream: str
+    number: int
+    records: list[Record]
+    max_modified: datetime | None = None
+    problems: list[Any] = field(default_factory=list)
+    requests: int = 1

@@ -1,0 +1,87 @@
+"""The ``connector`` command line.
+
+Each feature area registers its sub-commands from a module in ``connector.commands`` (a
+``register(subparsers)`` function), so this file only wires them and turns library errors into a
+one-line message and a non-zero exit code a scheduler can act on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from connector.errors import AlreadyRunning, ConfigError, ConnectorError
+
+# Modules in connector.commands that provide register(subparsers). Missing ones are skipped so a
+# partial install (no optional extra) still has a working CLI.
+COMMAND_MODULES = (
+    "db",
+    "doctor",
+    "fake_erp",
+    "sync",
+    "schedule",
+    "episodic",
+    "maintenance",
+    "context",
+    "forget",
+)
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_CONFIG = 2
+EXIT_ALREADY_RUNNING = 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="connector",
+        description="ERP memory connector: sync ERP facts, keep episodic and working memory, "
+        "build agent context.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"connector.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("connector.commands"):
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_OK
+    try:
+        return int(handler(args) or 0)
+    except AlreadyRunning as exc:
+        print(f"connector: {exc}", file=sys.stderr)
+        return EXIT_ALREADY_RUNNING
+    except ConfigError as exc:
+        print(f"connector: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except ConnectorError as exc:
+        print(f"connector: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("connector: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

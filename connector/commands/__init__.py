@@ -1,0 +1,1 @@
+"""CLI sub-commands, one module per feature area, each with ``register(subparsers)``."""

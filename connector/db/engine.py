@@ -1,0 +1,96 @@
+"""Engine creation for SQLite (embedded default) and PostgreSQL (psycopg 3).
+
+SQLite gets WAL, a busy timeout and foreign keys so a sync writer and context readers can share
+the file. The embedded default upgrades its own schema on first use; PostgreSQL is upgraded
+explicitly with ``connector db upgrade`` (a production schema should not change behind your back).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import NullPool
+
+from connector.errors import StoreError
+from connector.settings import Settings
+
+
+def normalise_url(url: str) -> str:
+    """Use psycopg 3 for plain ``postgresql://`` URLs."""
+    if url.startswith("postgresql://"):
+        return "postgresql+psycopg://" + url[len("postgresql://") :]
+    if url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url[len("postgres://") :]
+    return url
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def create_db_engine(url: str, *, echo: bool = False) -> Engine:
+    """An engine for ``url``; creates the SQLite file's directory when needed."""
+    url = normalise_url(url)
+    if url.startswith("sqlite"):
+        db_path = sa.engine.make_url(url).database
+        if db_path and db_path != ":memory:":
+            Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(
+            url, echo=echo, poolclass=NullPool, connect_args={"timeout": 30, "check_same_thread": False}
+        )
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return sa.create_engine(url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5)
+
+
+def safe_url(url: str) -> str:
+    """The URL with any password hidden, for messages and logs."""
+    try:
+        return sa.engine.make_url(normalise_url(url)).render_as_string(hide_password=True)
+    except Exception:
+        return "<unparseable database url>"
+
+
+_engines: dict[str, Engine] = {}
+
+
+def engine_for(settings: Settings, *, upgrade: bool | None = None) -> Engine:
+    """The (cached) engine for these settings, upgraded to the latest schema when embedded."""
+    url = settings.database_url
+    engine = _engines.get(url)
+    if engine is None:
+        engine = create_db_engine(url, echo=settings.database.echo)
+        auto = upgrade if upgrade is not None else engine.dialect.name == "sqlite"
+        if auto:
+            from connector.db.migrate import upgrade_to_head
+
+            upgrade_to_head(engine)
+        _engines[url] = engine
+    return engine
+
+
+def check_connection(engine: Engine) -> None:
+    """Raise StoreError (with the password hidden) if the database cannot be reached."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except OperationalError as exc:
+        raise StoreError(
+            f"database {safe_url(str(engine.url))} is unreachable: {type(exc.orig).__name__}"
+        ) from None
+
+
+def dispose_engines() -> None:
+    """Close every cached engine (tests and process shutdown)."""
+    for engine in _engines.values():
+        engine.dispose()
+    _engines.clear()

@@ -1,0 +1,17 @@
+"""Alembic environment: the engine is passed in by connector.db.migrate."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from connector.db.models import metadata
+
+engine = context.config.attributes["engine"]
+
+with engine.begin() as connection:
+    context.configure(
+        connection=connection,
+        target_metadata=metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+    )
+    context.run_migrations()

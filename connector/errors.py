@@ -1,0 +1,140 @@
+"""One exception tree for the whole connector.
+
+Callers catch :class:`ConnectorError` for anything this library raises on purpose::
+
+    ConnectorError
+    ├── ConfigError                 a setting is missing or malformed (names the setting)
+    ├── StoreError                  the relational store or Chroma failed or is unreachable
+    │   └── EmbeddingModelMismatch  an index was built with another embedding model / dimension
+    ├── ScopeError                  a blank/missing customer id or a scope that cannot be honoured
+    ├── UnknownCustomerError        the customer is not in semantic memory (carries close matches)
+    ├── ERPError                    anything an ERP adapter raises
+    │   ├── ERPTransportError       network failure or timeout (retriable)
+    │   ├── ERPRateLimited          429 or "API Login Limit" (retriable later; carries retry_after)
+    │   ├── ERPServerError          5xx that is not a business error (retriable)
+    │   ├── ERPAuthError            bad credentials or no rights (fatal, never retried)
+    │   ├── ERPNotFound             the record does not exist
+    │   ├── ERPRequestError         any other 4xx / business error (fatal)
+    │   └── ERPProtocolError        a response that breaks the API contract (malformed page,
+    │                               repeated page, foreign next link)
+    ├── SyncError                   a sync run failed (names tenant, stream and page)
+    │   └── AlreadyRunning          another run holds the (tenant, stream) lock
+    └── LLMError                    the LLM endpoint failed or returned unusable output
+
+Messages say what was expected, what came and what to do. No message ever contains a password,
+token, cookie or API key: secrets live in ``SecretStr`` and are never formatted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+
+class ConnectorError(Exception):
+    """Base of every error this library raises on purpose."""
+
+
+class ConfigError(ConnectorError):
+    """A setting is missing or malformed."""
+
+
+class StoreError(ConnectorError):
+    """The relational store or Chroma failed or is unreachable."""
+
+
+class EmbeddingModelMismatch(StoreError):
+    """An index was built with a different embedding model or dimension."""
+
+
+class ScopeError(ConnectorError, ValueError):
+    """A memory read or write without a valid scope (blank customer id, etc.)."""
+
+
+class UnknownCustomerError(ConnectorError, LookupError):
+    """The customer id is not in semantic memory; ``suggestions`` holds close matches."""
+
+    def __init__(self, customer_id: str, suggestions: list[str] | None = None) -> None:
+        self.customer_id = customer_id
+        self.suggestions = list(suggestions or [])
+        hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(
+            f"unknown customer {customer_id!r}: not in semantic memory (run `connector sync` first?).{hint}"
+        )
+
+
+class ERPError(ConnectorError):
+    """Anything an ERP adapter raises. Carries the ERP's own error fields when it sent them."""
+
+    retriable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        exception_type: str | None = None,
+        exception_message: str | None = None,
+        code: str | None = None,
+        tenant: str | None = None,
+    ) -> None:
+        self.status_code = status_code
+        self.exception_type = exception_type
+        self.exception_message = exception_message
+        self.code = code
+        self.tenant = tenant
+        super().__init__(message)
+
+
+class ERPTransportError(ERPError):
+    """Connection failure or timeout talking to the ERP."""
+
+    retriable = True
+
+
+class ERPRateLimited(ERPError):
+    """The ERP (or its API gateway) asked us to slow down; ``retry_after`` is in seconds if known."""
+
+    retriable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw: object) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+
+
+class ERPServerError(ERPError):
+    """A 5xx that is not a business error."""
+
+    retriable = True
+
+
+class ERPAuthError(ERPError):
+    """Invalid credentials or missing rights; retrying will not help."""
+
+
+class ERPNotFound(ERPError, LookupError):
+    """The requested ERP record does not exist."""
+
+
+class ERPRequestError(ERPError):
+    """A request the ERP refused (4xx or a business error); retrying will not help."""
+
+
+class ERPProtocolError(ERPError):
+    """A response that breaks the API contract: malformed JSON, a repeated page, a foreign link."""
+
+
+class SyncError(ConnectorError):
+    """A sync run failed; the message names tenant, stream and page."""
+
+
+class AlreadyRunning(SyncError):
+    """Another run holds the lock for this (tenant, stream)."""
+
+    def __init__(self, tenant: str, stream: str, since: datetime | None = None) -> None:
+        self.tenant = tenant
+        self.stream = stream
+        super().__init__(f"sync of {tenant}/{stream} is already running; not starting a second one")
+
+
+class LLMError(ConnectorError):
+    """The LLM endpoint failed or returned output that does not validate."""

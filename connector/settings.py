@@ -1,0 +1,285 @@
+"""Settings: environment (prefix ``CONNECTOR_``, nested with ``__``), a ``.env`` file and a TOML file.
+
+Precedence, highest first: explicit arguments, environment, ``.env``, the TOML file named by
+``CONNECTOR_CONFIG_FILE`` (else ``./config/connector.toml`` when present), then defaults.
+One pydantic model per concern. Secrets are ``SecretStr``; :func:`load_settings` turns any
+validation failure into one :class:`~connector.errors.ConfigError` that names the setting and
+what was expected, never the offending value (it might be a password).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from connector.errors import ConfigError
+
+ENV_PREFIX = "CONNECTOR_"
+DEFAULT_CONFIG_FILE = Path("config/connector.toml")
+
+
+class TenantSettings(BaseModel):
+    """One ERP connection: an Acumatica tenant+branch or an SAP system+client."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    kind: Literal["acumatica", "sap"]
+    base_url: str = Field(min_length=1)
+    version: str | None = None  # Acumatica endpoint version; None = discover via GET /entity
+    username: str | None = None
+    password: SecretStr | None = None
+    # Acumatica: company/tenant and branch for login; OAuth client for the password flow.
+    company: str | None = None
+    branch: str | None = None
+    client_id: str | None = None
+    client_secret: SecretStr | None = None
+    auth: Literal["session", "oauth", "basic", "oauth_client_credentials", "apikey"] = "session"
+    token_url: str | None = None
+    # SAP
+    sap_client: str | None = Field(default=None, pattern=r"^\d{3}$")
+    api_key: SecretStr | None = None
+    odata_version: Literal["v2", "v4"] = "v2"
+    terms_source: Literal["company", "sales_area"] = "company"
+    company_code: str | None = None
+    sales_organization: str | None = None
+    # Traffic shaping
+    requests_per_minute: int = Field(default=600, ge=1)
+    max_concurrency: int = Field(default=2, ge=1, le=64)
+    page_size: int = Field(default=1000, ge=1, le=100_000)
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    read_timeout_s: float = Field(default=300.0, gt=0)  # the ERP queues requests: allow slow answers
+    max_retries: int = Field(default=6, ge=0, le=50)
+    max_retry_wait_s: float = Field(default=120.0, gt=0)
+    # Sync
+    sync_interval_minutes: int = Field(default=15, ge=1)
+    streams: list[str] | None = None  # None = every stream of the adapter
+    custom_fields: dict[str, list[str]] = Field(default_factory=dict)  # stream -> ["View.Field", ...]
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+
+class DatabaseSettings(BaseModel):
+    """Relational store. ``url`` None means an SQLite file in the data directory."""
+
+    url: SecretStr | None = None
+    echo: bool = False
+    batch_size: int = Field(default=1000, ge=1, le=50_000)
+
+    @field_validator("url")
+    @classmethod
+    def _supported(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        raw = value.get_secret_value()
+        if not raw.startswith(("sqlite", "postgresql")):
+            raise ValueError("must be an sqlite:/// or postgresql+psycopg:// URL")
+        return value
+
+
+class ChromaSettings(BaseModel):
+    """Episodic store: embedded (``path``) unless ``host`` is set, then a Chroma server."""
+
+    path: Path | None = None
+    host: str | None = None
+    port: int = Field(default=8000, ge=1, le=65535)
+    ssl: bool = False
+    collection_prefix: str = Field(default="episodic", pattern=r"^[A-Za-z0-9_-]{3,40}$")
+
+
+class LLMSettings(BaseModel):
+    """Any OpenAI-compatible endpoint. Without key and base URL the library runs in non-LLM mode."""
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str = "gpt-4o-mini"
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+
+    @property
+    def enabled(self) -> bool:
+        return self.api_key is not None or self.base_url is not None
+
+
+class EmbeddingSettings(BaseModel):
+    provider: Literal["minilm", "openai"] = "minilm"
+    openai_model: str = "text-embedding-3-small"
+    batch_size: int = Field(default=32, ge=1, le=2048)
+
+
+class SyncSettings(BaseModel):
+    lookback_seconds: int = Field(default=300, ge=0)
+    key_scan_interval_hours: float = Field(default=24.0, gt=0)
+    on_malformed_record: Literal["skip", "fail"] = "skip"
+    on_locked: Literal["wait", "exit"] = "exit"
+    lock_wait_s: float = Field(default=600.0, ge=0)
+    expected_lag_minutes: int = Field(default=60, ge=1)
+
+
+class RetentionSettings(BaseModel):
+    episodic_days: int = Field(default=180, ge=1)
+    pii_days: int = Field(default=30, ge=1)
+    retention_interval_hours: float = Field(default=24.0, gt=0)
+
+
+class WorkingMemorySettings(BaseModel):
+    verbatim_turns: int = Field(default=20, ge=1)
+
+
+class ContextSettings(BaseModel):
+    token_budget: int = Field(default=3000, ge=200)
+    shares: dict[str, float] = Field(
+        default_factory=lambda: {
+            "erp_facts": 0.15,
+            "open_documents": 0.15,
+            "pinned": 0.10,
+            "learned_facts": 0.10,
+            "past_cases": 0.20,
+            "summary": 0.10,
+            "recent_turns": 0.20,
+        }
+    )
+    max_cases: int = Field(default=3, ge=0)
+    max_open_documents: int = Field(default=15, ge=0)
+    max_learned_facts: int = Field(default=8, ge=0)
+
+    @field_validator("shares")
+    @classmethod
+    def _shares(cls, value: dict[str, float]) -> dict[str, float]:
+        if any(v < 0 for v in value.values()) or sum(value.values()) > 1.0001:
+            raise ValueError("shares must be non-negative and sum to at most 1.0")
+        return value
+
+
+class FactSettings(BaseModel):
+    decay_factor: float = Field(default=0.95, gt=0, le=1)
+    decay_threshold: float = Field(default=0.05, ge=0, lt=1)
+    consolidate_interval_hours: float = Field(default=6.0, gt=0)
+
+
+class Settings(BaseSettings):
+    """All connector settings. Build with :func:`load_settings` to get readable errors."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    data_dir: Path = Path(".data")
+    tenants: list[TenantSettings] = Field(default_factory=list)
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    chroma: ChromaSettings = Field(default_factory=ChromaSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    sync: SyncSettings = Field(default_factory=SyncSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    working: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    facts: FactSettings = Field(default_factory=FactSettings)
+    default_tenant: str | None = None
+    log_format: Literal["auto", "json", "text"] = "auto"
+
+    @model_validator(mode="after")
+    def _unique_tenants(self) -> Settings:
+        names = [t.name for t in self.tenants]
+        if len(names) != len(set(names)):
+            raise ValueError("tenant names must be unique")
+        if self.default_tenant and self.default_tenant not in names:
+            raise ValueError(f"default_tenant must name a configured tenant ({', '.join(names) or 'none'})")
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings, dotenv_settings]
+        toml_file = config_file_path()
+        if toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        return tuple(sources)
+
+    # Derived locations -------------------------------------------------------------------------
+    @property
+    def database_url(self) -> str:
+        if self.database.url is not None:
+            return self.database.url.get_secret_value()
+        return f"sqlite:///{(self.data_dir / 'connector.sqlite3').resolve()}"
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.chroma.path or (self.data_dir / "chroma")
+
+    def tenant(self, name: str | None) -> TenantSettings:
+        """The named tenant, or the default / only one when ``name`` is None."""
+        if name is None:
+            name = self.default_tenant or (self.tenants[0].name if len(self.tenants) == 1 else None)
+            if name is None:
+                raise ConfigError(
+                    "several tenants are configured: pass a tenant name or set CONNECTOR_DEFAULT_TENANT"
+                    if self.tenants
+                    else "no ERP tenant is configured: add [[tenants]] to config/connector.toml"
+                )
+        for tenant in self.tenants:
+            if tenant.name == name:
+                return tenant
+        known = ", ".join(t.name for t in self.tenants) or "none"
+        raise ConfigError(f"unknown tenant {name!r}; configured tenants: {known}")
+
+    def default_tenant_name(self) -> str:
+        """Tenant used by the memory API when the caller names none ('default' with no tenants)."""
+        if self.default_tenant:
+            return self.default_tenant
+        if len(self.tenants) >= 1:
+            return self.tenants[0].name
+        return "default"
+
+
+def config_file_path() -> Path | None:
+    """The TOML settings file in effect, or None. A named file that does not exist is an error."""
+    named = os.environ.get(f"{ENV_PREFIX}CONFIG_FILE")
+    if named:
+        path = Path(named)
+        if not path.is_file():
+            raise ConfigError(f"{ENV_PREFIX}CONFIG_FILE: expected an existing TOML file, got a missing path")
+        return path
+    return DEFAULT_CONFIG_FILE if DEFAULT_CONFIG_FILE.is_file() else None
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """One message naming each bad setting and what was expected, without the offending values."""
+    parts = []
+    for item in error.errors(include_input=False, include_url=False):
+        loc = ".".join(str(p) for p in item["loc"]) or "settings"
+        parts.append(f"{loc}: {item['msg']}")
+    return "invalid settings: " + "; ".join(parts)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build :class:`Settings` from every source; raise one ConfigError naming what is wrong."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc)) from None
+    except ValueError as exc:  # malformed TOML / dotenv
+        raise ConfigError(f"invalid settings file: {type(exc).__name__}") from None

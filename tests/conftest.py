@@ -1,0 +1,108 @@
+"""Shared fixtures: settings in a temp dir, SQLite and PostgreSQL engines.
+
+PostgreSQL tests use ``CONNECTOR_TEST_PG_URL`` (default: the local server's ``test`` database's
+host with a fresh database per session). In CI (``CI=true``) an unreachable PostgreSQL fails the
+run; elsewhere those tests skip with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from connector.db.engine import create_db_engine, dispose_engines
+from connector.db.migrate import upgrade_to_head
+from connector.db.models import metadata
+from connector.settings import Settings
+
+PG_ADMIN_URL = os.environ.get("CONNECTOR_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test reads the developer's .env, config file or data directory."""
+    for key in list(os.environ):
+        if key.startswith("CONNECTOR_") and key != "CONNECTOR_TEST_PG_URL":
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.chdir(tmp_path)
+    yield
+    dispose_engines()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path: Path) -> Iterator[Engine]:
+    engine = create_db_engine(f"sqlite:///{tmp_path / 'test.sqlite3'}")
+    upgrade_to_head(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_database_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session, dropped at the end."""
+    admin_url = sa.engine.make_url(PG_ADMIN_URL)
+    try:
+        admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except Exception as exc:
+        message = f"PostgreSQL at {admin_url.render_as_string(hide_password=True)} unreachable: {exc}"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    name = f"connector_test_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = admin_url.set(database=name).render_as_string(hide_password=False)
+    yield url
+    dispose_engines()
+    with admin.connect() as conn:
+        conn.execute(
+            sa.text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = :n AND pid <> pg_backend_pid()"
+            ),
+            {"n": name},
+        )
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def _pg_engine_session(pg_database_url: str) -> Iterator[Engine]:
+    engine = create_db_engine(pg_database_url)
+    upgrade_to_head(engine)
+    yield engine
+    engine.dispose()
+
+
+def truncate_all(engine: Engine) -> None:
+    with engine.begin() as conn:
+        names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+        conn.execute(sa.text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+
+
+@pytest.fixture
+def pg_engine(_pg_engine_session: Engine) -> Engine:
+    truncate_all(_pg_engine_session)
+    return _pg_engine_session
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def engine(request: pytest.FixtureRequest) -> Engine:
+    """Runs the test once on SQLite and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("sqlite_engine")  # type: ignore[no-any-return]
+    return request.getfixturevalue("pg_engine")  # type: ignore[no-any-return]
