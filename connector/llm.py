@@ -1,0 +1,85 @@
+"""The LLM client: the ``openai`` package against any OpenAI-compatible endpoint.
+
+Used for running summaries, case summaries and learned-fact extraction. When no endpoint is
+configured, :func:`make_llm` returns None and each feature uses its deterministic non-LLM path,
+labelled as such in its output; nothing ever pretends to be LLM output.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import httpx
+import openai
+
+from connector.errors import LLMError
+from connector.settings import LLMSettings
+
+log = logging.getLogger(__name__)
+
+NON_LLM_LABEL = "non-LLM mode (deterministic)"
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class LLMClient:
+    """Chat completions with the configured timeout and retries (the openai client retries 429/5xx)."""
+
+    def __init__(self, settings: LLMSettings, *, http_client: httpx.Client | None = None) -> None:
+        self.settings = settings
+        api_key = settings.api_key.get_secret_value() if settings.api_key else "not-needed"
+        self._client = openai.OpenAI(
+            api_key=api_key,
+            base_url=settings.base_url,
+            timeout=settings.timeout_s,
+            max_retries=settings.max_retries,
+            http_client=http_client,
+        )
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    def complete(
+        self, system: str, user: str, *, json_mode: bool = False, max_tokens: int = 600
+    ) -> Completion:
+        """One chat completion. Raises LLMError (without the key) when the endpoint fails."""
+        try:
+            response = self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                temperature=0,
+                max_tokens=max_tokens,
+                response_format={"type": "json_object"} if json_mode else openai.omit,
+            )
+        except openai.APIStatusError as exc:
+            raise LLMError(f"LLM endpoint answered HTTP {exc.status_code} for model {self.model}") from None
+        except openai.APITimeoutError:
+            raise LLMError(f"LLM endpoint timed out after {self.settings.timeout_s}s") from None
+        except openai.APIConnectionError:
+            raise LLMError("LLM endpoint is unreachable") from None
+        choice = response.choices[0] if response.choices else None
+        text = choice.message.content if choice and choice.message else None
+        if not text or not text.strip():
+            raise LLMError("LLM returned an empty completion")
+        usage = response.usage
+        return Completion(
+            text=text.strip(),
+            model=response.model or self.model,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+        )
+
+
+def make_llm(settings: LLMSettings) -> LLMClient | None:
+    """An LLM client when an endpoint is configured, else None (non-LLM mode)."""
+    if not settings.enabled:
+        return None
+    return LLMClient(settings)
