@@ -85,3 +85,46 @@ class Memory:
         from connector.context import ContextBuilder
 
         return ContextBuilder(self)
+
+    # Delegates: the small public surface agents use --------------------------------------------
+    def record_case(self, customer_id: str, request: str, resolution: str, **kw: Any) -> Any:
+        """Store a resolved case's factual outcome in episodic memory (see EpisodicMemory.record_case)."""
+        return self.episodic.record_case(customer_id, request, resolution, **kw)
+
+    def recall_cases(self, customer_id: str, query: str, k: int = 3, **kw: Any) -> Any:
+        """Past cases of this customer most similar to ``query`` (scope first, similarity second)."""
+        return self.episodic.recall(customer_id, query, k=k, **kw)
+
+    def record_turn(self, session_id: str, customer_id: str, role: str, content: str, **kw: Any) -> Any:
+        """Append a conversation turn (or a tool call with structured result) to working memory."""
+        return self.working.record_turn(session_id, customer_id, role, content, **kw)
+
+    def pin(self, session_id: str, name: str, value: Any, **kw: Any) -> Any:
+        """Pin a value the workflow depends on; no summary ever rewrites it."""
+        return self.working.pin(session_id, name, value, **kw)
+
+    def learn(self, customer_id: str, content: str, **kw: Any) -> Any:
+        """Store a learned fact that has no home in the ERP (see FactStore.learn)."""
+        return self.facts.learn(customer_id, content, **kw)
+
+    def build_context(self, customer_id: str, query: str, **kw: Any) -> Any:
+        """The token-budgeted, deterministic prompt context for one customer and query."""
+        return self.context.build(customer_id, query, **kw)
+
+    async def abuild_context(self, customer_id: str, query: str, **kw: Any) -> Any:
+        """Async variant of :meth:`build_context` for async agents."""
+        return await self.context.abuild(customer_id, query, **kw)
+
+    def forget(self, customer_id: str, *, tenant: str | None = None) -> dict[str, int]:
+        """Erase a customer's cases, working memory and learned facts from every store.
+
+        Returns how many items each store removed. ERP facts are not touched: the ERP owns them.
+        """
+        from connector.scope import Scope
+
+        scope = Scope.of(self.tenant_name(tenant), customer_id)
+        removed: dict[str, int] = {}
+        removed.update(self.episodic.forget(scope.customer_id, tenant=scope.tenant))
+        removed.update(self.working.forget(scope.customer_id, tenant=scope.tenant))
+        removed.update(self.facts.forget(scope.customer_id, tenant=scope.tenant))
+        return removed

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from connector.memory import Memory
@@ -11,3 +11,15 @@ if TYPE_CHECKING:
 class FactStore:
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
+
+    def learn(self, customer_id: str, content: str, **kw: Any) -> Any:
+        raise NotImplementedError
+
+    def consolidate(self) -> Any:
+        raise NotImplementedError
+
+    def decay(self) -> Any:
+        raise NotImplementedError
+
+    def forget(self, customer_id: str, *, tenant: str) -> dict[str, int]:
+        raise NotImplementedError

@@ -1,0 +1,41 @@
+"""``connector maintenance retention|consolidate|decay``: the periodic memory upkeep jobs.
+
+The scheduler runs the same functions on their intervals; these commands run one pass now and
+print its report as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from connector.commands._common import memory_from_settings, to_json
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("maintenance", help="retention, consolidation and decay of memories")
+    jobs = parser.add_subparsers(dest="job", metavar="JOB", required=True)
+    jobs.add_parser(
+        "retention", help="archive episodic entries past the retention window; delete expired PII entries"
+    ).set_defaults(handler=_retention)
+    jobs.add_parser(
+        "consolidate", help="learn facts from unconsolidated sessions (needs an LLM; otherwise does nothing)"
+    ).set_defaults(handler=_consolidate)
+    jobs.add_parser(
+        "decay", help="decay learned-fact importance by elapsed days; remove facts below the threshold"
+    ).set_defaults(handler=_decay)
+
+
+def _retention(args: argparse.Namespace) -> int:
+    print(to_json(memory_from_settings().episodic.apply_retention()))
+    return 0
+
+
+def _consolidate(args: argparse.Namespace) -> int:
+    print(to_json(memory_from_settings().facts.consolidate()))
+    return 0
+
+
+def _decay(args: argparse.Namespace) -> int:
+    print(to_json(memory_from_settings().facts.decay()))
+    return 0
