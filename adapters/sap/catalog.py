@@ -1,0 +1,176 @@
+"""The SAP stream catalog (``config/sap_streams.toml``): services, entity types and streams.
+
+The catalog is data, not code, so a customer adds a field or an expansion without a release. It is
+validated once at load: a stream that names an unknown service, entity or navigation, or a field
+with an unknown type, is a :class:`~connector.errors.ConfigError` naming the offending entry.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, cast, get_args
+
+from connector.errors import ConfigError
+from connector.resources import config_dir
+
+FieldType = Literal["string", "bool", "int", "decimal", "date", "datetime", "time"]
+ODataVersion = Literal["v2", "v4"]
+CATALOG_FILE = "sap_streams.toml"
+_FIELD_TYPES = frozenset(get_args(FieldType))
+
+
+@dataclass(frozen=True, slots=True)
+class EntityType:
+    """Declared fields (name -> type) and navigation properties (name -> target entity type)."""
+
+    name: str
+    fields: dict[str, FieldType]
+    navigation: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """A change or creation stamp: a ``datetime`` field, or a ``date`` field plus an optional time."""
+
+    field: str
+    kind: Literal["date", "datetime"]
+    time_field: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDef:
+    name: str
+    service: str
+    entity_set: str
+    record_type: Literal["party", "document"]
+    key: str
+    changed: Cursor
+    created: Cursor | None
+    day_granular: bool
+    expand: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    services: dict[str, dict[ODataVersion, str]]
+    entities: dict[str, EntityType]
+    streams: dict[str, StreamDef]
+
+    def service_path(self, service: str, version: ODataVersion) -> str:
+        return self.services[service][version]
+
+    def entity(self, name: str) -> EntityType:
+        return self.entities[name]
+
+
+def _cursor(where: str, raw: Any) -> Cursor:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a table like {{ date = 'Field' }} or {{ datetime = 'Field' }}")
+    if "datetime" in raw:
+        return Cursor(field=str(raw["datetime"]), kind="datetime")
+    if "date" in raw:
+        time_field = raw.get("time")
+        return Cursor(field=str(raw["date"]), kind="date", time_field=str(time_field) if time_field else None)
+    raise ConfigError(f"{where}: names neither a 'date' nor a 'datetime' field")
+
+
+def _entities(raw: dict[str, Any]) -> dict[str, EntityType]:
+    entities: dict[str, EntityType] = {}
+    for name, spec in raw.items():
+        fields = spec.get("fields", {})
+        for fname, ftype in fields.items():
+            if ftype not in _FIELD_TYPES:
+                raise ConfigError(
+                    f"sap catalog: entities.{name}.fields.{fname} has type {ftype!r};"
+                    f" expected one of {', '.join(sorted(_FIELD_TYPES))}"
+                )
+        entities[name] = EntityType(
+            name=name,
+            fields=cast(dict[str, FieldType], dict(fields)),
+            navigation={str(k): str(v) for k, v in spec.get("navigation", {}).items()},
+        )
+    for entity in entities.values():
+        for nav, target in entity.navigation.items():
+            if target not in entities:
+                raise ConfigError(f"sap catalog: entities.{entity.name} navigation {nav} -> unknown {target}")
+    return entities
+
+
+def _check_expand(stream: str, path: str, root: str, entities: dict[str, EntityType]) -> None:
+    current = entities[root]
+    for step in path.split("/"):
+        target = current.navigation.get(step)
+        if target is None:
+            raise ConfigError(
+                f"sap catalog: streams.{stream}.expand {path!r}: {current.name} has no navigation {step!r}"
+            )
+        current = entities[target]
+
+
+def parse_catalog(raw: dict[str, Any]) -> Catalog:
+    """Validate a parsed TOML document into a :class:`Catalog`."""
+    services: dict[str, dict[ODataVersion, str]] = {}
+    for name, paths in raw.get("services", {}).items():
+        if not isinstance(paths, dict) or "v2" not in paths:
+            raise ConfigError(f"sap catalog: services.{name} needs at least a 'v2' path")
+        services[name] = {cast(ODataVersion, v): str(p).rstrip("/") for v, p in paths.items()}
+    entities = _entities(raw.get("entities", {}))
+    streams: dict[str, StreamDef] = {}
+    for name, spec in raw.get("streams", {}).items():
+        where = f"sap catalog: streams.{name}"
+        try:
+            service, entity_set = str(spec["service"]), str(spec["entity_set"])
+            record_type, key = spec["record_type"], str(spec["key"])
+            changed = _cursor(f"{where}.changed", spec["changed"])
+        except KeyError as exc:
+            raise ConfigError(f"{where}: missing {exc.args[0]!r}") from None
+        if service not in services:
+            raise ConfigError(f"{where}: unknown service {service!r}")
+        if entity_set not in entities:
+            raise ConfigError(f"{where}: unknown entity {entity_set!r}")
+        if record_type not in ("party", "document"):
+            raise ConfigError(f"{where}: record_type must be 'party' or 'document'")
+        expand = tuple(str(p) for p in spec.get("expand", []))
+        for path in expand:
+            _check_expand(name, path, entity_set, entities)
+        fields = entities[entity_set].fields
+        created = _cursor(f"{where}.created", spec["created"]) if "created" in spec else None
+        for cursor in (changed, created):
+            for fname in (cursor.field, cursor.time_field) if cursor else ():
+                if fname is not None and fname not in fields:
+                    raise ConfigError(f"{where}: cursor field {fname!r} is not a field of {entity_set}")
+        streams[name] = StreamDef(
+            name=name,
+            service=service,
+            entity_set=entity_set,
+            record_type=record_type,
+            key=key,
+            changed=changed,
+            created=created,
+            day_granular=spec.get("granularity") == "day" or changed.kind == "date",
+            expand=expand,
+        )
+    return Catalog(services=services, entities=entities, streams=streams)
+
+
+def load_catalog(path: Path | None = None) -> Catalog:
+    """The catalog from ``path`` (default: the shipped ``config/sap_streams.toml``)."""
+    if path is None:
+        return _default_catalog()
+    return _load(path)
+
+
+def _load(path: Path) -> Catalog:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"sap catalog {path.name}: cannot read it ({type(exc).__name__}: {exc})") from None
+    return parse_catalog(raw)
+
+
+@lru_cache(maxsize=1)
+def _default_catalog() -> Catalog:
+    return _load(config_dir() / CATALOG_FILE)

@@ -1,0 +1,94 @@
+"""Build OData query options: literals, key predicates, the delta ``$filter``, ``$select``/``$expand``.
+
+Every value that goes into a ``$filter`` or a key predicate passes through a literal function here
+(strings have their quotes doubled), so no record key or setting can change a query's meaning.
+v2 and v4 differ in literal syntax (``datetime'2024-05-01T00:00:00'`` vs ``2024-05-01``) and in
+nested expansion (``to_A/to_B`` vs ``to_A($expand=to_B)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+
+from adapters.sap.catalog import Catalog, Cursor, ODataVersion, StreamDef
+
+
+def string_literal(value: str) -> str:
+    """``'O''Brien'``: single quotes doubled, as OData requires."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _utc(value: datetime) -> datetime:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("OData timestamps need an aware datetime; got a naive one")
+    return value.astimezone(UTC)
+
+
+def date_literal(value: date, version: ODataVersion) -> str:
+    """A day: ``datetime'YYYY-MM-DDT00:00:00'`` (v2 Edm.DateTime) or ``YYYY-MM-DD`` (v4 Edm.Date)."""
+    day = value.date() if isinstance(value, datetime) else value
+    return f"datetime'{day.isoformat()}T00:00:00'" if version == "v2" else day.isoformat()
+
+
+def datetimeoffset_literal(value: datetime, version: ODataVersion) -> str:
+    """An instant in UTC: ``datetimeoffset'...Z'`` (v2) or the bare ISO form (v4)."""
+    text = _utc(value).strftime("%Y-%m-%dT%H:%M:%S") + _fraction(_utc(value)) + "Z"
+    return f"datetimeoffset'{text}'" if version == "v2" else text
+
+
+def _fraction(value: datetime) -> str:
+    return f".{value.microsecond // 1000:03d}" if value.microsecond else ""
+
+
+def key_predicate(keys: Mapping[str, str]) -> str:
+    """``('17100001')`` for one key, ``(Customer='1',CompanyCode='1010')`` for several."""
+    if len(keys) == 1:
+        return "(" + string_literal(next(iter(keys.values()))) + ")"
+    return "(" + ",".join(f"{name}={string_literal(value)}" for name, value in keys.items()) + ")"
+
+
+def _since_term(cursor: Cursor, since: datetime, version: ODataVersion) -> str:
+    if cursor.kind == "date":
+        return f"{cursor.field} ge {date_literal(_utc(since).date(), version)}"
+    return f"{cursor.field} ge {datetimeoffset_literal(since, version)}"
+
+
+def delta_filter(stream: StreamDef, since: datetime, version: ODataVersion) -> str:
+    """Records changed or created at or after ``since`` (closed start).
+
+    Day-granular fields compare whole days, so the boundary day is read again; a never-changed record
+    (null change date) is caught by its creation date.
+    """
+    terms = [_since_term(stream.changed, since, version)]
+    if stream.created is not None:
+        terms.append(_since_term(stream.created, since, version))
+    return terms[0] if len(terms) == 1 else "(" + " or ".join(terms) + ")"
+
+
+def select_fields(stream: StreamDef, catalog: Catalog, version: ODataVersion) -> str:
+    """Declared fields of the root entity; v2 also lists expanded navigations, or it drops them."""
+    names = list(catalog.entity(stream.entity_set).fields)
+    if version == "v2":
+        names += sorted({path.split("/")[0] for path in stream.expand})
+    return ",".join(names)
+
+
+def expand_option(paths: tuple[str, ...], version: ODataVersion) -> str:
+    """``to_A/to_B,to_A/to_C`` in v2; ``to_A($expand=to_B,to_C)`` in v4."""
+    if version == "v2":
+        return ",".join(paths)
+    tree: dict[str, dict[str, object]] = {}
+    for path in paths:
+        node = tree
+        for step in path.split("/"):
+            node = node.setdefault(step, {})  # type: ignore[assignment]
+    return _render_v4(tree)
+
+
+def _render_v4(tree: Mapping[str, object]) -> str:
+    parts = []
+    for name, children in tree.items():
+        assert isinstance(children, Mapping)
+        parts.append(f"{name}($expand={_render_v4(children)})" if children else name)
+    return ",".join(parts)
