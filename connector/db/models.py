@@ -220,3 +220,4 @@ class SyncRun(SQLModel, table=True):
 
 
 metadata = SQLModel.metadata
+import connector.facts.tables  # noqa: E402,F401

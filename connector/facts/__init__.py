@@ -1,25 +1,28 @@
-"""Placeholder: the facts area is being built."""
+"""Learned facts: what conversations teach that has no home in the ERP, scored and forgotten over time.
 
-from __future__ import annotations
+``FactStore`` (``memory.facts``) stores facts per scope (tenant, customer, optional agent and
+workflow), merges repeats, consolidates sessions into facts with one LLM call per scope, and decays
+importance by elapsed days. Facts about values the ERP holds are never stored.
+"""
 
-from typing import TYPE_CHECKING, Any
+from connector.facts.models import (
+    ConsolidationReport,
+    DecayReport,
+    DroppedFact,
+    FactError,
+    JobOutcome,
+    LearnedFact,
+)
+from connector.facts.scope import FactScope
+from connector.facts.store import FactStore
 
-if TYPE_CHECKING:
-    from connector.memory import Memory
-
-
-class FactStore:
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-
-    def learn(self, customer_id: str, content: str, **kw: Any) -> Any:
-        raise NotImplementedError
-
-    def consolidate(self) -> Any:
-        raise NotImplementedError
-
-    def decay(self) -> Any:
-        raise NotImplementedError
-
-    def forget(self, customer_id: str, *, tenant: str) -> dict[str, int]:
-        raise NotImplementedError
+__all__ = [
+    "ConsolidationReport",
+    "DecayReport",
+    "DroppedFact",
+    "FactError",
+    "FactScope",
+    "FactStore",
+    "JobOutcome",
+    "LearnedFact",
+]
