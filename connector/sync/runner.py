@@ -1,0 +1,454 @@
+"""The sync runner: read each stream's window through its adapter and upsert it, page by page.
+
+Per (tenant, stream), under the stream lock:
+
+1. Load the state, close runs a killed process left open, pin the window (closed start = watermark
+   minus the lookback, floored to the stream's granularity; end = now) and open a ``sync_run`` row.
+2. Read pages. Each page is upserted in its own transaction together with the run's counters.
+   The adapter gives no ordering guarantee (Acumatica cannot sort), so a watermark taken from an
+   early page could skip rows a later page carries: the watermark therefore advances only in the
+   transaction of the page that completes the window. A run that dies half-way re-reads the same
+   window next time, and the unchanged rows cost a hash comparison, not a write.
+3. Reconcile deletions with a key scan when due (``--full``, a full read, or the interval passed).
+4. Close the run row with its status, counts and a one-line error.
+
+Between pages the runner checks its :class:`StopFlag`; a stop finishes and commits the current
+page, leaves the watermark where it was, and lets the adapter log out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from adapters.protocol import Adapter, StreamSpec
+from adapters.records import Page
+from connector.db.engine import safe_url
+from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_t, upsert_records
+from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
+from connector.settings import TenantSettings
+from connector.sync.locks import stream_lock
+from connector.sync.progress import NullReporter, Reporter
+from connector.sync.result import StreamResult, SyncReport
+from connector.sync.runlog import RunRecord, abandon_stale_runs, finish_run, save_counters, start_run
+from connector.sync.signals import StopFlag
+from connector.sync.state import (
+    StreamState,
+    load_state,
+    record_kind,
+    remember_kinds,
+    save_state,
+    stream_kinds,
+)
+from connector.sync.window import Window, next_watermark, window_for
+
+if TYPE_CHECKING:
+    from connector.memory import Memory
+
+AdapterFactory = Callable[[TenantSettings], AbstractContextManager[Adapter]]
+
+_TABLES: dict[str, sa.Table] = {"party": party_t, "document": document_t, "case": case_t}
+
+
+def default_adapter_factory(memory: Memory) -> AdapterFactory:
+    """``adapters.factory.open_adapter`` bound to this memory's sync settings and clock."""
+
+    def factory(tenant: TenantSettings) -> AbstractContextManager[Adapter]:
+        module: Any = importlib.import_module("adapters.factory")
+        return module.open_adapter(tenant, sync=memory.settings.sync, clock=memory.clock)  # type: ignore[no-any-return]
+
+    return factory
+
+
+def one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line, for the runs table and the exit message."""
+    if isinstance(exc, SQLAlchemyError):
+        orig = getattr(exc, "orig", None)
+        text = f"database error: {type(orig).__name__ if orig is not None else type(exc).__name__}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())[:1000]
+
+
+class _StreamRun:
+    """The state of one (tenant, stream) run while it reads pages."""
+
+    def __init__(
+        self, runner: SyncRunner, adapter: Adapter, spec: StreamSpec, state: StreamState, window: Window
+    ) -> None:
+        self.runner = runner
+        self.adapter = adapter
+        self.spec = spec
+        self.state = state
+        self.window = window
+        self.seen_max: datetime | None = None
+        self.known_kinds: set[tuple[str, str]] = set()
+        self.requests_at_start = adapter.request_count
+        self.retries_at_start = adapter.retry_count
+        self.run: RunRecord | None = None
+
+    @property
+    def tenant(self) -> str:
+        return self.state.tenant
+
+    @property
+    def stream(self) -> str:
+        return self.state.stream
+
+
+class SyncRunner:
+    """Runs ``connector sync`` for the configured tenants and streams of one :class:`Memory`."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        adapter_factory: AdapterFactory | None = None,
+        reporter: Reporter | None = None,
+        stop: StopFlag | None = None,
+    ) -> None:
+        self.memory = memory
+        self.adapter_factory = adapter_factory or default_adapter_factory(memory)
+        self.reporter: Reporter = reporter or NullReporter()
+        self.stop = stop or StopFlag()
+
+    # Entry points ------------------------------------------------------------------------------
+    def run(
+        self, tenant: str | None = None, *, streams: Iterable[str] | None = None, full: bool = False
+    ) -> SyncReport:
+        """Sync one tenant (by name) or all configured tenants."""
+        settings = self.memory.settings
+        if tenant is not None:
+            tenants = [settings.tenant(tenant)]
+        elif settings.tenants:
+            tenants = list(settings.tenants)
+        else:
+            raise ConfigError("no ERP tenant is configured: add [[tenants]] to config/connector.toml")
+        wanted = list(streams) if streams is not None else None
+        results: list[StreamResult] = []
+        for tenant_settings in tenants:
+            if self.stop.requested:
+                break
+            results.extend(self.run_tenant(tenant_settings, streams=wanted, full=full))
+        return SyncReport(results, interrupted_by=self.stop.reason)
+
+    def run_tenant(
+        self, tenant: TenantSettings, *, streams: list[str] | None = None, full: bool = False
+    ) -> list[StreamResult]:
+        """Open one ERP session for the tenant and sync its streams one after the other."""
+        results: list[StreamResult] = []
+        try:
+            with self.adapter_factory(tenant) as adapter:
+                for spec in self._select(tenant, adapter.streams(), streams):
+                    if self.stop.requested:
+                        break
+                    results.append(self._run_locked(adapter, spec, full))
+        except (ConfigError, SyncError):
+            raise
+        except ConnectorError as exc:
+            done = ", ".join(f"{r.stream}={r.status}" for r in results)
+            raise SyncError(
+                f"{tenant.name}: ERP session failed: {one_line(exc)}" + (f" (after {done})" if done else "")
+            ) from exc
+        return results
+
+    # One stream --------------------------------------------------------------------------------
+    def _select(
+        self, tenant: TenantSettings, specs: list[StreamSpec], wanted: list[str] | None
+    ) -> list[StreamSpec]:
+        if wanted is None:
+            return specs
+        by_name = {s.name.lower(): s for s in specs}
+        unknown = [w for w in wanted if w.lower() not in by_name]
+        if unknown:
+            known = ", ".join(s.name for s in specs) or "none"
+            raise ConfigError(
+                f"tenant {tenant.name} has no stream {', '.join(unknown)}; its streams: {known}"
+            )
+        return [by_name[w.lower()] for w in wanted]
+
+    def _run_locked(self, adapter: Adapter, spec: StreamSpec, full: bool) -> StreamResult:
+        sync = self.memory.settings.sync
+        try:
+            with stream_lock(
+                self.memory.engine,
+                adapter.tenant,
+                spec.name,
+                on_locked=sync.on_locked,
+                wait_s=sync.lock_wait_s,
+            ):
+                result = self._run_stream(adapter, spec, full)
+        except AlreadyRunning as exc:
+            self.reporter.message("warning", str(exc), tenant=adapter.tenant, stream=spec.name)
+            return StreamResult(adapter.tenant, spec.name, "locked", error=str(exc))
+        except StoreError as exc:
+            result = StreamResult(adapter.tenant, spec.name, "failed", error=one_line(exc))
+            self.reporter.stream_finished(result)
+            return result
+        if spec.record_type == "case" and result.status == "ok":
+            self._ingest_cases(result)
+        return result
+
+    def _run_stream(self, adapter: Adapter, spec: StreamSpec, full: bool) -> StreamResult:
+        memory, clock = self.memory, self.memory.clock
+        started = clock.now()
+        try:
+            with memory.engine.begin() as conn:
+                state = load_state(conn, adapter.tenant, spec.name)
+                abandon_stale_runs(conn, adapter.tenant, spec.name, started)
+                window = window_for(
+                    state.watermark,
+                    until=started,
+                    lookback=timedelta(seconds=memory.settings.sync.lookback_seconds),
+                    granularity=spec.cursor_granularity,
+                    full=full,
+                )
+                mode = "full" if window.is_full else "incremental"
+                stream_run = _StreamRun(self, adapter, spec, state, window)
+                stream_run.run = start_run(
+                    conn,
+                    adapter.tenant,
+                    spec.name,
+                    mode=mode,
+                    started_at=started,
+                    window_start=window.since,
+                    window_end=window.until,
+                )
+        except SQLAlchemyError as exc:
+            raise StoreError(
+                f"cannot start the sync of {adapter.tenant}/{spec.name}: database "
+                f"{safe_url(str(memory.engine.url))}: {one_line(exc)}"
+            ) from None
+        self.reporter.stream_started(adapter.tenant, spec.name, window.since, window.until)
+        status: str = "ok"
+        error: str | None = None
+        key_scanned = False
+        try:
+            interrupted = self._read_window(stream_run)
+            if interrupted:
+                status = "interrupted"
+                error = f"stopped by {self.stop.reason} after page {stream_run.run.counters.pages}"
+            elif self._key_scan_due(stream_run, full):
+                self._key_scan(stream_run)
+                key_scanned = True
+        except (ConnectorError, SQLAlchemyError) as exc:
+            status, error = "failed", one_line(exc)
+        except BaseException as exc:
+            self._close(
+                stream_run, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", one_line(exc)
+            )
+            raise
+        return self._close(stream_run, status, error, key_scanned=key_scanned)
+
+    def _close(
+        self, sr: _StreamRun, status: str, error: str | None, *, key_scanned: bool = False
+    ) -> StreamResult:
+        run = sr.run
+        assert run is not None
+        self._count_requests(sr, run.counters)
+        finished = self.memory.clock.now()
+        watermark = sr.state.watermark
+        try:
+            with self.memory.engine.begin() as conn:
+                finish_run(conn, run, status=status, finished_at=finished, error=error)
+                watermark = load_state(conn, sr.tenant, sr.stream).watermark
+        except SQLAlchemyError as exc:
+            # The database is gone: the row stays "running" and the next run marks it abandoned.
+            self.reporter.message(
+                "error", f"could not close run {run.id}: {one_line(exc)}", tenant=sr.tenant, stream=sr.stream
+            )
+        result = StreamResult(
+            tenant=sr.tenant,
+            stream=sr.stream,
+            status=status,  # type: ignore[arg-type]
+            run_id=run.id,
+            mode=run.mode,
+            window_start=run.window_start,
+            window_end=run.window_end,
+            watermark=watermark,
+            duration_s=(finished - run.started_at).total_seconds(),
+            key_scan=key_scanned,
+            error=error,
+            **run.counters.as_values(),
+        )
+        self.reporter.stream_finished(result)
+        return result
+
+    # Pages -------------------------------------------------------------------------------------
+    def _read_window(self, sr: _StreamRun) -> bool:
+        """Read and commit every page of the window. True when a stop request ended it early."""
+        pages: Iterator[Page] = iter(sr.adapter.read(sr.stream, sr.window.since, sr.window.until))
+        pending: Page | None = None
+        try:
+            while True:
+                try:
+                    following = next(pages, None)
+                except ConnectorError as exc:
+                    if pending is not None:
+                        self._commit_page(sr, pending, final=False)
+                    assert sr.run is not None
+                    raise SyncError(
+                        f"{sr.tenant}/{sr.stream}: page {sr.run.counters.pages + 1} failed: {one_line(exc)}"
+                    ) from exc
+                if pending is not None:
+                    self._commit_page(sr, pending, final=following is None)
+                elif following is None:
+                    self._commit_page(
+                        sr, Page(stream=sr.stream, number=0, records=[], requests=0), final=True
+                    )
+                if following is None:
+                    return False
+                pending = following
+                if self.stop.requested:
+                    self._commit_page(sr, pending, final=False)
+                    return True
+        finally:
+            close = getattr(pages, "close", None)
+            if close is not None:
+                close()
+
+    def _commit_page(self, sr: _StreamRun, page: Page, *, final: bool) -> None:
+        """Upsert one page, update the run's counters and, on the last page, the watermark."""
+        run = sr.run
+        assert run is not None
+        number = run.counters.pages + 1
+        self._check_page(sr, page, number)
+        page_max = page.max_modified or max(
+            (r.source_modified_at for r in page.records if r.source_modified_at is not None), default=None
+        )
+        if page_max is not None:
+            sr.seen_max = page_max if sr.seen_max is None else max(sr.seen_max, page_max)
+        counters = dataclasses.replace(run.counters)
+        now = self.memory.clock.now()
+        kinds = {record_kind(r) for r in page.records} - sr.known_kinds
+        with self.memory.engine.begin() as conn:
+            upserted = upsert_records(conn, page.records, now)
+            if kinds:
+                remember_kinds(conn, sr.tenant, sr.stream, kinds)
+            if page.records or page.requests:
+                counters.pages += 1
+            counters.records_read += len(page.records)
+            counters.inserted += upserted.inserted
+            counters.updated += upserted.updated
+            counters.unchanged += upserted.unchanged
+            counters.skipped += len(page.problems)
+            self._count_requests(sr, counters)
+            run.counters, previous = counters, run.counters
+            try:
+                save_counters(conn, run)
+                if final:
+                    self._save_watermark(conn, sr, now)
+            except BaseException:
+                run.counters = previous
+                raise
+        sr.known_kinds |= kinds
+        self.reporter.page_done(
+            sr.tenant, sr.stream, counters.pages, len(page.records), counters.records_read
+        )
+
+    def _check_page(self, sr: _StreamRun, page: Page, number: int) -> None:
+        foreign = next((r for r in page.records if r.tenant != sr.tenant), None)
+        if foreign is not None:
+            raise SyncError(
+                f"{sr.tenant}/{sr.stream}: page {number} carries a record of tenant {foreign.tenant!r}; "
+                "the adapter mapped it to the wrong scope"
+            )
+        if page.problems and self.memory.settings.sync.on_malformed_record == "fail":
+            first = page.problems[0]
+            raise SyncError(
+                f"{sr.tenant}/{sr.stream}: page {number} has {len(page.problems)} malformed record(s), "
+                f"first {getattr(first, 'key', None)!r}: {getattr(first, 'reason', first)} "
+                "(sync.on_malformed_record = 'fail')"
+            )
+        for problem in page.problems:
+            self.reporter.message(
+                "warning",
+                f"skipped malformed record {getattr(problem, 'key', None)!r}: "
+                f"{getattr(problem, 'reason', problem)}",
+                tenant=sr.tenant,
+                stream=sr.stream,
+                page=number,
+            )
+
+    def _save_watermark(self, conn: sa.Connection, sr: _StreamRun, now: datetime) -> None:
+        watermark = next_watermark(
+            sr.state.watermark, sr.seen_max, until=sr.window.until, granularity=sr.spec.cursor_granularity
+        )
+        values: dict[str, datetime | None] = {"watermark": watermark}
+        if sr.window.is_full:
+            values["last_full_at"] = sr.window.until
+        save_state(conn, sr.tenant, sr.stream, now, **values)
+
+    def _count_requests(self, sr: _StreamRun, counters: Any) -> None:
+        counters.requests = sr.adapter.request_count - sr.requests_at_start
+        counters.retries = sr.adapter.retry_count - sr.retries_at_start
+
+    # Deletions ---------------------------------------------------------------------------------
+    def _key_scan_due(self, sr: _StreamRun, full: bool) -> bool:
+        last = sr.state.last_key_scan_at
+        if full or sr.window.is_full or last is None:
+            return True
+        interval = timedelta(hours=self.memory.settings.sync.key_scan_interval_hours)
+        return self.memory.clock.now() - last >= interval
+
+    def _key_scan(self, sr: _StreamRun) -> None:
+        """Mark rows of this stream's kinds that the ERP no longer lists as deleted (never removed)."""
+        run = sr.run
+        assert run is not None
+        keys = set(sr.adapter.scan_keys(sr.stream))
+        now = self.memory.clock.now()
+        with self.memory.engine.begin() as conn:
+            deleted = 0
+            if keys:
+                for record_type, kind in stream_kinds(conn, sr.tenant, sr.stream):
+                    scope_kind = None if record_type == "case" else kind
+                    deleted += mark_missing_deleted(
+                        conn, _TABLES[record_type], sr.tenant, scope_kind, keys, now
+                    )
+            else:
+                self.reporter.message(
+                    "warning",
+                    "key scan listed no records; not marking anything deleted (an empty answer is more "
+                    "likely a permission or filter problem than an empty ERP)",
+                    tenant=sr.tenant,
+                    stream=sr.stream,
+                )
+            run.counters.deleted += deleted
+            self._count_requests(sr, run.counters)
+            save_counters(conn, run)
+            save_state(conn, sr.tenant, sr.stream, now, last_key_scan_at=now)
+
+    # After a Case stream -----------------------------------------------------------------------
+    def _ingest_cases(self, result: StreamResult) -> None:
+        """Closed ERP cases become episodic entries; a missing implementation is not a sync failure."""
+        try:
+            ingest: Callable[[str], int] | None = getattr(self.memory.episodic, "ingest_erp_cases", None)
+            if ingest is None:
+                raise NotImplementedError
+            count = ingest(result.tenant)
+        except NotImplementedError:
+            self.reporter.message(
+                "info",
+                "episodic ingest of ERP cases is not available (EpisodicMemory.ingest_erp_cases is not "
+                "implemented); the cases are in the crm_case table",
+                tenant=result.tenant,
+                stream=result.stream,
+            )
+            return
+        except ConnectorError as exc:
+            result.error = f"episodic ingest failed: {one_line(exc)}"
+            self.reporter.message("error", result.error, tenant=result.tenant, stream=result.stream)
+            return
+        self.reporter.message(
+            "info",
+            f"ingested {count} closed case(s) into episodic memory",
+            tenant=result.tenant,
+            stream=result.stream,
+        )

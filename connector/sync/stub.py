@@ -1,0 +1,111 @@
+"""An in-memory adapter that follows :class:`adapters.protocol.Adapter`, for tests of sync logic.
+
+It pages like the ERPs do (``$skip``/``$top`` over a filter evaluated at every page request, so
+records changed mid-run shift later pages exactly as on a real server) and exposes hooks to change
+data or fail between pages. The fault tests against the real fake ERPs over HTTP live next to it
+in the test suite; this stub keeps the runner's unit tests fast and explicit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+from adapters.protocol import StreamSpec
+from adapters.records import Page, Record
+from connector.errors import ERPProtocolError
+
+PageHook = Callable[[str, int], None]
+
+
+@dataclass
+class StubStream:
+    spec: StreamSpec
+    records: dict[str, Record] = field(default_factory=dict)
+
+
+class StubAdapter:
+    """Holds records per stream; ``read`` filters ``modified >= since`` and orders by key."""
+
+    def __init__(self, tenant: str, *, page_size: int = 3) -> None:
+        self.tenant = tenant
+        self.page_size = page_size
+        self.streams_by_name: dict[str, StubStream] = {}
+        self.before_page: PageHook | None = None  # called with (stream, page number) before serving it
+        self.malformed_pages: set[tuple[str, int]] = set()
+        self.logins = 0
+        self.logouts = 0
+        self.reads: list[tuple[str, datetime | None, datetime | None]] = []
+        self._requests = 0
+
+    # Set-up ----------------------------------------------------------------------------------
+    def add_stream(
+        self,
+        name: str,
+        record_type: Literal["party", "document", "case"],
+        *,
+        granularity: timedelta = timedelta(microseconds=1),
+    ) -> StubStream:
+        stream = StubStream(StreamSpec(name, record_type, "LastModifiedDateTime", granularity))
+        self.streams_by_name[name] = stream
+        return stream
+
+    def put(self, stream: str, *records: Record) -> None:
+        for record in records:
+            self.streams_by_name[stream].records[record.external_id] = record
+
+    def delete(self, stream: str, external_id: str) -> None:
+        del self.streams_by_name[stream].records[external_id]
+
+    # Adapter protocol ------------------------------------------------------------------------
+    def __enter__(self) -> StubAdapter:
+        self.logins += 1
+        self._requests += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.logouts += 1
+        self._requests += 1
+
+    def streams(self) -> list[StreamSpec]:
+        return [s.spec for s in self.streams_by_name.values()]
+
+    def read(self, stream: str, since: datetime | None, until: datetime | None = None) -> Iterator[Page]:
+        self.reads.append((stream, since, until))
+        number = 0
+        while True:
+            number += 1
+            if self.before_page is not None:
+                self.before_page(stream, number)
+            self._requests += 1
+            if (stream, number) in self.malformed_pages:
+                raise ERPProtocolError(f"{stream} page {number}: expected a JSON array, got an HTML page")
+            selected = self._select(stream, since)
+            chunk = selected[(number - 1) * self.page_size : number * self.page_size]
+            modified = [r.source_modified_at for r in chunk if r.source_modified_at is not None]
+            yield Page(stream, number, list(chunk), max(modified, default=None))
+            if len(chunk) < self.page_size:
+                return
+
+    def _select(self, stream: str, since: datetime | None) -> list[Record]:
+        records = self.streams_by_name[stream].records
+        return [
+            records[key]
+            for key in sorted(records)
+            if since is None
+            or (records[key].source_modified_at is not None and records[key].source_modified_at >= since)  # type: ignore[operator]
+        ]
+
+    def scan_keys(self, stream: str) -> Iterator[str]:
+        self._requests += 1
+        yield from sorted(self.streams_by_name[stream].records)
+
+    @property
+    def request_count(self) -> int:
+        return self._requests
+
+    @property
+    def retry_count(self) -> int:
+        return 0

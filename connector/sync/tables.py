@@ -1,0 +1,27 @@
+"""Sync bookkeeping tables that are not in the foundation schema.
+
+Only imports sqlmodel/sqlalchemy and ``connector.db.types`` so ``connector.db.models`` can import
+it without a cycle.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+
+class SyncStreamKind(SQLModel, table=True):
+    """Which party kinds / document types a stream has delivered.
+
+    The key scan marks missing rows deleted only inside these scopes, so a Customer stream's scan
+    can never touch vendors or another stream's documents.
+    """
+
+    __tablename__ = "sync_stream_kind"
+    __table_args__ = (sa.UniqueConstraint("tenant", "stream", "kind", name="uq_sync_stream_kind"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant: str = Field(max_length=64)
+    stream: str = Field(max_length=64)
+    record_type: str = Field(max_length=16)
+    kind: str = Field(max_length=32)
