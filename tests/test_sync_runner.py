@@ -192,7 +192,7 @@ def test_malformed_page_fails_naming_stream_and_page_and_keeps_the_watermark(
     assert "ERPProtocolError" in result.error
     assert state(engine).watermark == before
     stored = set(rows(engine, party_t))
-    assert {"N0", "N1", "N2", "N3", "N4"} <= stored and "N5" not in stored  # pages 1-2 (C007, N0-N4) committed
+    assert {"N0", "N1", "N2", "N3", "N4"} <= stored and "N5" not in stored  # pages 1-2 committed
     assert runs(engine)[-1].status == "failed" and runs(engine)[-1].pages == 2
     assert erp.logouts == erp.logins
 

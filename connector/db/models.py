@@ -220,7 +220,7 @@ class SyncRun(SQLModel, table=True):
 
 
 metadata = SQLModel.metadata
-import connector.sync.tables  # noqa: E402,F401
-import connector.facts.tables  # noqa: E402,F401
+import connector.episodic.tables  # noqa: E402
+import connector.facts.tables  # noqa: E402
+import connector.sync.tables  # noqa: E402
 import connector.working.tables  # noqa: E402,F401
-import connector.episodic.tables  # noqa: E402,F401
