@@ -1,25 +1,32 @@
-"""Placeholder: the episodic area is being built."""
+"""Episodic memory: resolved-case summaries in Chroma, scoped per (tenant, customer).
+
+Importing this package is cheap (the tables module is imported by ``connector.db.models``); the
+store itself, with Chroma and the embedder, loads on first use of :class:`EpisodicMemory`.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from connector.memory import Memory
+    from connector.episodic.memory import EpisodicMemory
+    from connector.episodic.models import CaseHit, EpisodicStats, RecordedCase, RestoreReport, RetentionReport
+
+__all__ = ["CaseHit", "EpisodicMemory", "EpisodicStats", "RecordedCase", "RestoreReport", "RetentionReport"]
+
+_HOMES = {
+    "EpisodicMemory": "connector.episodic.memory",
+    "CaseHit": "connector.episodic.models",
+    "EpisodicStats": "connector.episodic.models",
+    "RecordedCase": "connector.episodic.models",
+    "RestoreReport": "connector.episodic.models",
+    "RetentionReport": "connector.episodic.models",
+}
 
 
-class EpisodicMemory:
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-
-    def record_case(self, customer_id: str, request: str, resolution: str, **kw: Any) -> Any:
-        raise NotImplementedError
-
-    def recall(self, customer_id: str, query: str, *, k: int = 3, **kw: Any) -> Any:
-        raise NotImplementedError
-
-    def apply_retention(self) -> Any:
-        raise NotImplementedError
-
-    def forget(self, customer_id: str, *, tenant: str) -> dict[str, int]:
-        raise NotImplementedError
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'connector.episodic' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

@@ -1,0 +1,151 @@
+"""The Chroma side of episodic memory: one collection of case-summary vectors.
+
+Embedded (``PersistentClient``, the default) or a Chroma server (``HttpClient``) when
+``chroma.host`` is set. Vectors are always passed in explicitly, so Chroma never loads a model of its
+own. The collection records the embedding model and dimension in its metadata; opening it with
+another embedder raises :class:`EmbeddingModelMismatch` (``connector episodic reindex`` rebuilds it).
+
+Reads go by id (``get(ids=..., include=["embeddings"])``): the relational store already knows which
+entries belong to the scope, and fetching those by id costs what the customer's history costs, while
+a metadata-filtered query scans the whole collection (see the benchmark).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from connector.embeddings.base import Vectors
+from connector.errors import EmbeddingModelMismatch, StoreError
+from connector.settings import ChromaSettings, Settings
+
+log = logging.getLogger(__name__)
+
+MODEL_KEY = "embedding_model"
+DIM_KEY = "embedding_dim"
+_BATCH = 2000
+
+
+def open_client(settings: Settings) -> Any:
+    """A Chroma client for the settings: server when ``chroma.host`` is set, else embedded."""
+    import chromadb
+    from chromadb.config import Settings as ChromaClientSettings
+
+    conf: ChromaSettings = settings.chroma
+    client_settings = ChromaClientSettings(anonymized_telemetry=False)
+    try:
+        if conf.host:
+            return chromadb.HttpClient(host=conf.host, port=conf.port, ssl=conf.ssl, settings=client_settings)
+        path = settings.chroma_path
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=client_settings)
+    except Exception as exc:
+        where = f"server {conf.host}:{conf.port}" if conf.host else f"path {settings.chroma_path}"
+        raise StoreError(f"Chroma at {where} is unavailable: {type(exc).__name__}: {exc}") from None
+
+
+class ChromaIndex:
+    """The case-summary collection, checked against the embedder that reads and writes it."""
+
+    def __init__(self, client: Any, name: str, *, model_id: str, dimension: int) -> None:
+        self._client = client
+        self.name = name
+        self.model_id = model_id
+        self.dimension = dimension
+        self._collection: Any = None
+
+    @property
+    def collection(self) -> Any:
+        if self._collection is None:
+            self._collection = self._open()
+        return self._collection
+
+    def _open(self) -> Any:
+        from chromadb.errors import NotFoundError
+
+        try:
+            collection = self._client.get_collection(self.name, embedding_function=None)
+        except NotFoundError:
+            collection = self._create()
+        except ValueError as exc:  # older clients say "does not exist" with a ValueError
+            if "does not exist" not in str(exc):
+                raise StoreError(f"Chroma collection {self.name!r} cannot be opened: {exc}") from None
+            collection = self._create()
+        except Exception as exc:
+            raise StoreError(
+                f"Chroma collection {self.name!r} cannot be opened: {type(exc).__name__}"
+            ) from None
+        self._check(collection.metadata or {})
+        return collection
+
+    def _create(self) -> Any:
+        metadata = {MODEL_KEY: self.model_id, DIM_KEY: self.dimension, "hnsw:space": "cosine"}
+        return self._client.get_or_create_collection(self.name, metadata=metadata, embedding_function=None)
+
+    def _check(self, metadata: Mapping[str, Any]) -> None:
+        built_with, built_dim = metadata.get(MODEL_KEY), metadata.get(DIM_KEY)
+        if built_with != self.model_id or built_dim != self.dimension:
+            raise EmbeddingModelMismatch(
+                f"episodic index {self.name!r} was built with {built_with or 'an unknown model'} "
+                f"(dimension {built_dim or '?'}), but the configured embedder is {self.model_id} "
+                f"(dimension {self.dimension}): run `connector episodic reindex` to rebuild it "
+                "from the relational copy, or configure the model it was built with"
+            )
+
+    def upsert(self, ids: Sequence[str], vectors: Vectors, metadatas: Sequence[Mapping[str, Any]]) -> None:
+        if not ids:
+            return
+        if vectors.shape != (len(ids), self.dimension):
+            raise StoreError(
+                f"expected {len(ids)} vectors of dimension {self.dimension}, got {vectors.shape}"
+            )
+        for start in range(0, len(ids), _BATCH):
+            stop = start + _BATCH
+            self.collection.upsert(
+                ids=list(ids[start:stop]),
+                embeddings=vectors[start:stop],
+                metadatas=[dict(m) for m in metadatas[start:stop]],
+            )
+
+    def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
+        if ids:
+            self.collection.update(ids=list(ids), metadatas=[dict(m) for m in metadatas])
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vector of each id that is in the index (missing ids are left out)."""
+        if not ids:
+            return {}
+        result = self.collection.get(ids=list(ids), include=["embeddings"])
+        embeddings = result.get("embeddings")
+        if embeddings is None:
+            return {}
+        return {
+            entry_id: np.asarray(vector, dtype=np.float32)
+            for entry_id, vector in zip(result["ids"], embeddings, strict=True)
+        }
+
+    def delete(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), _BATCH):
+            self.collection.delete(ids=list(ids[start : start + _BATCH]))
+
+    def count(self) -> int:
+        return int(self.collection.count())
+
+    def stored_model(self) -> tuple[str | None, int | None]:
+        """(model, dimension) the existing collection was built with, without the mismatch check."""
+        try:
+            metadata = self._client.get_collection(self.name, embedding_function=None).metadata or {}
+        except Exception:
+            return (None, None)
+        return (metadata.get(MODEL_KEY), metadata.get(DIM_KEY))
+
+    def recreate(self) -> None:
+        """Drop the collection (whatever model built it) and create it empty for this embedder."""
+        try:
+            self._client.delete_collection(self.name)
+        except Exception as exc:
+            log.debug("no collection %s to drop (%s)", self.name, type(exc).__name__)
+        self._collection = self._create()

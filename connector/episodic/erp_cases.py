@@ -1,0 +1,79 @@
+"""Closed CRM cases from the ERP (Acumatica Case, synced into ``crm_case``) become episodic entries.
+
+Each case is recorded under its customer with the case key ``crm:<CaseID>``, so recording is
+idempotent; ``crm_case.episodic_hash`` remembers which content was recorded, so a case is
+re-recorded (and its entry updated) only when the ERP changed it.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+
+from connector.db.models import CrmCase
+from connector.errors import ScopeError
+from connector.scope import Scope, require_id
+
+if TYPE_CHECKING:
+    from connector.episodic.memory import EpisodicMemory
+
+log = logging.getLogger(__name__)
+
+CRM_CASES: sa.Table = CrmCase.metadata.tables["crm_case"]
+
+
+def _request(subject: str | None, description: str | None) -> str:
+    parts = [p.strip() for p in (subject, description) if p and p.strip()]
+    return ". ".join(parts)
+
+
+def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> int:
+    """Record new or changed closed cases of ``tenant``; return how many were recorded."""
+    tenant = require_id(tenant, "tenant")
+    c = CRM_CASES.c
+    pending_filter = sa.and_(
+        c.tenant == tenant,
+        c.is_closed.is_(True),
+        c.deleted_at.is_(None),
+        c.customer_external_id.is_not(None),
+        sa.or_(c.episodic_hash.is_(None), c.episodic_hash != c.content_hash),
+    )
+    recorded = 0
+    skipped: set[int] = set()
+    while True:
+        with episodic.memory.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(CRM_CASES).where(pending_filter, c.id.not_in(skipped) if skipped else sa.true())
+                .order_by(c.id).limit(batch_size)
+            ).mappings().all()  # fmt: skip
+        if not rows:
+            return recorded
+        for row in rows:
+            request = _request(row["subject"], row["description"])
+            occurred: datetime | None = row["closed_at"] or row["reported_at"] or row["source_modified_at"]
+            try:
+                scope = Scope.of(tenant, row["customer_external_id"])
+                if not request:
+                    raise ValueError("the case has neither subject nor description")
+            except (ScopeError, ValueError) as exc:
+                log.warning("CRM case %s/%s not recorded: %s", tenant, row["external_id"], exc)
+                skipped.add(row["id"])
+                continue
+            episodic.record_case(
+                scope.customer_id,
+                request,
+                row["resolution"] or "",
+                tenant=tenant,
+                case_id=f"crm:{row['external_id']}",
+                case_type=row["case_class"],
+                occurred_at=occurred,
+                metadata={"source": "erp", "crm_status": row["status"], "priority": row["priority"]},
+            )
+            with episodic.memory.engine.begin() as conn:
+                conn.execute(
+                    sa.update(CRM_CASES).where(c.id == row["id"]).values(episodic_hash=row["content_hash"])
+                )
+            recorded += 1

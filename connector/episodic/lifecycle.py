@@ -1,0 +1,160 @@
+"""Retention, restore, erasure and reindexing of episodic entries.
+
+Retention (``connector maintenance retention``, also scheduled): a live entry whose ``retain_from``
+(its case date, or the time it was restored) is older than ``retention.episodic_days`` leaves the
+Chroma index and stays in the relational archive, from where :func:`restore` brings it back. Entries
+flagged PII are deleted from every store once their case date is older than ``retention.pii_days``,
+live or archived. Chroma is changed before the rows are committed, so a failure leaves at worst a
+row without a vector (skipped by recall, fixed by ``reindex``), never a vector without a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+
+from connector.episodic.models import RestoreReport, RetentionReport
+from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
+from connector.episodic.writer import chroma_metadata
+from connector.scope import Scope
+
+if TYPE_CHECKING:
+    from connector.episodic.memory import EpisodicMemory
+
+_CHUNK = 500
+
+
+def _chunks(ids: Sequence[str]) -> list[list[str]]:
+    return [list(ids[i : i + _CHUNK]) for i in range(0, len(ids), _CHUNK)]
+
+
+def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
+    memory = episodic.memory
+    conf = memory.settings.retention
+    now = memory.clock.now()
+    pii_cutoff = now - timedelta(days=conf.pii_days)
+    archive_cutoff = now - timedelta(days=conf.episodic_days)
+    with memory.engine.connect() as conn:
+        pii_rows = conn.execute(
+            sa.select(ENTRIES.c.id, ENTRIES.c.status).where(
+                ENTRIES.c.pii.is_(True), ENTRIES.c.occurred_at < pii_cutoff
+            )
+        ).all()
+        old_ids = (
+            conn.execute(
+                sa.select(ENTRIES.c.id).where(
+                    ENTRIES.c.status == LIVE, ENTRIES.c.retain_from < archive_cutoff, ENTRIES.c.pii.is_(False)
+                )
+            )
+            .scalars()
+            .all()
+        )
+    pii_ids = [r.id for r in pii_rows]
+    if pii_ids or old_ids:
+        episodic.index.delete([r.id for r in pii_rows if r.status == LIVE] + list(old_ids))
+    with memory.engine.begin() as conn:
+        for chunk in _chunks(pii_ids):
+            conn.execute(sa.delete(CASES).where(CASES.c.entry_id.in_(chunk)))
+            conn.execute(sa.delete(ENTRIES).where(ENTRIES.c.id.in_(chunk)))
+        for chunk in _chunks(old_ids):
+            conn.execute(
+                sa.update(ENTRIES).where(ENTRIES.c.id.in_(chunk)).values(status=ARCHIVED, archived_at=now)
+            )
+    return RetentionReport(
+        ran_at=now,
+        archived=len(old_ids),
+        pii_deleted=len(pii_ids),
+        archive_after_days=conf.episodic_days,
+        pii_after_days=conf.pii_days,
+        archived_entry_ids=tuple(old_ids),
+    )
+
+
+def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | None) -> RestoreReport:
+    """Bring a customer's archived entries (all, or those holding ``case_ids``) back into the index.
+
+    A restored entry's retention clock restarts now, so the next retention pass keeps it.
+    """
+    memory = episodic.memory
+    now = memory.clock.now()
+    query = sa.select(ENTRIES).where(
+        ENTRIES.c.tenant == scope.tenant,
+        ENTRIES.c.customer_id == scope.customer_id,
+        ENTRIES.c.status == ARCHIVED,
+    )
+    if case_ids is not None:
+        holding = sa.select(CASES.c.entry_id).where(
+            CASES.c.tenant == scope.tenant,
+            CASES.c.customer_id == scope.customer_id,
+            CASES.c.case_key.in_(list(case_ids)),
+        )
+        query = query.where(ENTRIES.c.id.in_(holding))
+    with memory.engine.begin() as conn:
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+        if not rows:
+            return RestoreReport(restored=0)
+        ids = [r["id"] for r in rows]
+        conn.execute(
+            sa.update(ENTRIES)
+            .where(ENTRIES.c.id.in_(ids))
+            .values(
+                status=LIVE, archived_at=None, retain_from=now, embedding_model=episodic.embedder.model_id
+            )
+        )
+        vectors = episodic.embedder.embed([r["summary"] for r in rows])
+        episodic.index.upsert(ids, vectors, [chroma_metadata(r) for r in rows])
+    return RestoreReport(restored=len(ids), entry_ids=tuple(ids))
+
+
+def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
+    """Erase every entry and raw case of one customer, live or archived, from Chroma and the tables."""
+    memory = episodic.memory
+    in_scope = (ENTRIES.c.tenant == scope.tenant) & (ENTRIES.c.customer_id == scope.customer_id)
+    with memory.engine.connect() as conn:
+        rows = conn.execute(sa.select(ENTRIES.c.id, ENTRIES.c.status).where(in_scope)).all()
+    ids = [r.id for r in rows]
+    if ids:
+        episodic.index.delete(ids)  # archived ids are not in the index; deleting them is a no-op
+    with memory.engine.begin() as conn:
+        cases = conn.execute(
+            sa.delete(CASES).where(CASES.c.tenant == scope.tenant, CASES.c.customer_id == scope.customer_id)
+        ).rowcount
+        conn.execute(sa.delete(ENTRIES).where(in_scope))
+    return {
+        "episodic_entries": sum(1 for r in rows if r.status == LIVE),
+        "episodic_archive": sum(1 for r in rows if r.status == ARCHIVED),
+        "episodic_cases": int(cases or 0),
+    }
+
+
+def reindex(episodic: EpisodicMemory, *, batch_size: int = 256) -> int:
+    """Rebuild the Chroma collection from the live entries' summaries with the configured embedder."""
+    memory = episodic.memory
+    index = episodic.index
+    index.recreate()
+    done = 0
+    last_id = ""
+    model_id = episodic.embedder.model_id
+    while True:
+        with memory.engine.begin() as conn:
+            rows = [
+                dict(r)
+                for r in conn.execute(
+                    sa.select(ENTRIES)
+                    .where(ENTRIES.c.status == LIVE, ENTRIES.c.id > last_id)
+                    .order_by(ENTRIES.c.id)
+                    .limit(batch_size)
+                ).mappings()
+            ]
+            if not rows:
+                return done
+            ids = [r["id"] for r in rows]
+            index.upsert(
+                ids, episodic.embedder.embed([r["summary"] for r in rows]), [chroma_metadata(r) for r in rows]
+            )
+            conn.execute(sa.update(ENTRIES).where(ENTRIES.c.id.in_(ids)).values(embedding_model=model_id))
+        done += len(rows)
+        last_id = ids[-1]

@@ -1,0 +1,222 @@
+"""Episodic memory: resolved-case summaries of each customer, recalled by similarity.
+
+Scope first, similarity second. A recall reads the customer's live entry ids from the relational
+store (indexed by tenant, customer, status), fetches only those vectors from Chroma by id and ranks
+them with numpy, so its cost follows the customer's history, not the index size. Document numbers in
+the query are matched lexically and rank first. The scope always comes from the explicit
+``customer_id`` / ``tenant`` arguments and is validated before any store is touched; caller metadata
+is stored as data and never consulted for scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from connector.embeddings import Embedder, embedder_for
+from connector.episodic import erp_cases, lifecycle
+from connector.episodic.chroma_index import ChromaIndex, open_client
+from connector.episodic.documents import query_doc_keys
+from connector.episodic.models import CaseHit, EpisodicStats, RecordedCase, RestoreReport, RetentionReport
+from connector.episodic.ranking import rank, score_threshold
+from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
+from connector.episodic.writer import CaseWriter, NewCase, validate
+from connector.errors import StoreError
+from connector.scope import Scope
+
+if TYPE_CHECKING:
+    from connector.memory import Memory
+
+MAX_K = 50
+
+
+class EpisodicMemory:
+    """Resolved cases per (tenant, customer): record, recall, retention, restore, erasure, reindex."""
+
+    def __init__(
+        self, memory: Memory, *, embedder: Embedder | None = None, chroma_client: Any = None
+    ) -> None:
+        self.memory = memory
+        self._embedder = embedder
+        self._chroma_client = chroma_client
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return self._embedder if self._embedder is not None else embedder_for(self.memory.settings)
+
+    @cached_property
+    def index(self) -> ChromaIndex:
+        client = self._chroma_client if self._chroma_client is not None else open_client(self.memory.settings)
+        name = f"{self.memory.settings.chroma.collection_prefix}_cases"
+        return ChromaIndex(client, name, model_id=self.embedder.model_id, dimension=self.embedder.dimension)
+
+    def _scope(self, customer_id: object, tenant: str | None) -> Scope:
+        return Scope.of(self.memory.tenant_name(tenant), customer_id)
+
+    # Writing -------------------------------------------------------------------------------------
+    def record_case(
+        self,
+        customer_id: str,
+        request: str,
+        resolution: str,
+        *,
+        tenant: str | None = None,
+        case_id: str | None = None,
+        case_type: str | None = None,
+        occurred_at: datetime | None = None,
+        documents: Sequence[str] = (),
+        pii: bool = False,
+        transcript: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> RecordedCase:
+        """Store one resolved case (see :mod:`connector.episodic.writer` for de-duplication)."""
+        case = self.prepare(
+            customer_id, request, resolution, tenant=tenant, case_id=case_id, case_type=case_type,
+            occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript, metadata=metadata,
+        )  # fmt: skip
+        return CaseWriter(self).write([case])[0]
+
+    def prepare(
+        self,
+        customer_id: str,
+        request: str,
+        resolution: str,
+        *,
+        tenant: str | None = None,
+        case_id: str | None = None,
+        case_type: str | None = None,
+        occurred_at: datetime | None = None,
+        documents: Sequence[str] = (),
+        pii: bool = False,
+        transcript: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> NewCase:
+        """Validate one case for :meth:`record_cases` (raises before anything is stored)."""
+        scope = self._scope(customer_id, tenant)
+        return validate(
+            scope, request, resolution, case_id=case_id, case_type=case_type,
+            occurred_at=occurred_at or self.memory.clock.now(), documents=documents, pii=pii,
+            transcript=transcript, metadata=metadata,
+        )  # fmt: skip
+
+    def record_cases(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
+        """Record many prepared cases with batched embedding (bulk loads, ERP ingest)."""
+        return CaseWriter(self).write(list(cases))
+
+    # Reading -------------------------------------------------------------------------------------
+    def recall(
+        self,
+        customer_id: str,
+        query: str,
+        *,
+        k: int = 3,
+        tenant: str | None = None,
+        case_type: str | None = None,
+        as_of: datetime | None = None,
+    ) -> list[CaseHit]:
+        """Up to ``k`` past cases of this customer like ``query``: document-number matches first."""
+        scope = self._scope(customer_id, tenant)
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must be a non-empty string")
+        if not 1 <= k <= MAX_K:
+            raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
+        rows = self._live_rows(scope, case_type, as_of)
+        if not rows:
+            return []
+        vectors = self.index.vectors([r.id for r in rows])
+        rows = [r for r in rows if r.id in vectors]  # a row whose vector is missing waits for reindex
+        if not rows:
+            return []
+        matrix = np.vstack([vectors[r.id] for r in rows])
+        if matrix.shape[1] != self.embedder.dimension:
+            raise StoreError(
+                f"index vectors have dimension {matrix.shape[1]}, embedder {self.embedder.dimension}"
+            )
+        query_vector = self.embedder.embed([query])[0]
+        ranked = rank(
+            query_vector, matrix, [r.doc_keys for r in rows], query_doc_keys(query),
+            k=k, threshold=score_threshold(self.embedder.model_id),
+        )  # fmt: skip
+        return [
+            CaseHit(
+                case_id=rows[r.index].case_id,
+                entry_id=rows[r.index].id,
+                occurred_at=rows[r.index].occurred_at,
+                summary=rows[r.index].summary,
+                score=round(r.score, 4),
+                documents=tuple(rows[r.index].documents),
+                case_type=rows[r.index].case_type,
+                summary_mode=rows[r.index].summary_mode,
+                matched_documents=r.matched_documents,
+            )
+            for r in ranked
+        ]
+
+    def _live_rows(self, scope: Scope, case_type: str | None, as_of: datetime | None) -> list[Any]:
+        """The scope's recallable entries: live, of the type, not past retention or the PII window."""
+        now = self.memory.clock.now()
+        conf = self.memory.settings.retention
+        query = sa.select(
+            ENTRIES.c.id, ENTRIES.c.case_id, ENTRIES.c.occurred_at, ENTRIES.c.summary,
+            ENTRIES.c.summary_mode, ENTRIES.c.documents, ENTRIES.c.doc_keys, ENTRIES.c.case_type,
+        ).where(
+            ENTRIES.c.tenant == scope.tenant,
+            ENTRIES.c.customer_id == scope.customer_id,
+            ENTRIES.c.status == LIVE,
+            ENTRIES.c.retain_from >= now - timedelta(days=conf.episodic_days),
+            sa.or_(ENTRIES.c.pii.is_(False), ENTRIES.c.occurred_at >= now - timedelta(days=conf.pii_days)),
+        )  # fmt: skip
+        if case_type is not None:
+            query = query.where(ENTRIES.c.case_type == case_type)
+        if as_of is not None:
+            query = query.where(ENTRIES.c.occurred_at <= as_of)
+        with self.memory.engine.connect() as conn:
+            return list(conn.execute(query).all())
+
+    # Upkeep --------------------------------------------------------------------------------------
+    def apply_retention(self) -> RetentionReport:
+        """Archive entries past the retention window; delete PII entries past theirs."""
+        return lifecycle.apply_retention(self)
+
+    def restore(
+        self, customer_id: str, *, tenant: str | None = None, case_ids: Sequence[str] | None = None
+    ) -> RestoreReport:
+        """Bring archived entries of one customer back into the live index."""
+        return lifecycle.restore(self, self._scope(customer_id, tenant), case_ids)
+
+    def forget(self, customer_id: str, *, tenant: str | None = None) -> dict[str, int]:
+        """Erase the customer's entries and raw cases from Chroma and the relational store."""
+        return lifecycle.forget(self, self._scope(customer_id, tenant))
+
+    def reindex(self) -> int:
+        """Rebuild the Chroma index from the relational copy with the configured embedder."""
+        return lifecycle.reindex(self)
+
+    def ingest_erp_cases(self, tenant: str) -> int:
+        """Record closed CRM cases of ``tenant`` that are new or changed since last time."""
+        return erp_cases.ingest(self, tenant)
+
+    def stats(self) -> EpisodicStats:
+        with self.memory.engine.connect() as conn:
+            by_status: dict[str, int] = dict(
+                conn.execute(sa.select(ENTRIES.c.status, sa.func.count()).group_by(ENTRIES.c.status)).all()
+            )
+            cases = conn.execute(sa.select(sa.func.count()).select_from(CASES)).scalar_one()
+            customers = conn.execute(
+                sa.select(sa.func.count()).select_from(
+                    sa.select(ENTRIES.c.tenant, ENTRIES.c.customer_id).distinct().subquery()
+                )
+            ).scalar_one()
+        return EpisodicStats(
+            embedding_model=self.embedder.model_id,
+            live_entries=int(by_status.get(LIVE, 0)),
+            archived_entries=int(by_status.get(ARCHIVED, 0)),
+            cases=int(cases),
+            customers=int(customers),
+            index_vectors=self.index.count(),
+        )

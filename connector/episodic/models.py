@@ -1,0 +1,65 @@
+"""What the episodic API returns: small frozen dataclasses, never bare dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+RecordStatus = Literal["created", "updated", "unchanged", "merged"]
+SummaryMode = Literal["llm", "non-llm"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCase:
+    """Outcome of ``record_case``: which entry holds the case and what happened to it."""
+
+    case_id: str
+    entry_id: str
+    status: RecordStatus
+    summary: str
+    summary_mode: SummaryMode
+    occurred_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CaseHit:
+    """One recalled past case. ``matched_documents`` lists query document numbers the case names."""
+
+    case_id: str
+    entry_id: str
+    occurred_at: datetime
+    summary: str
+    score: float
+    documents: tuple[str, ...]
+    case_type: str | None = None
+    summary_mode: SummaryMode = "non-llm"
+    matched_documents: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionReport:
+    """One retention pass: entries archived out of the live index and PII entries deleted."""
+
+    ran_at: datetime
+    archived: int
+    pii_deleted: int
+    archive_after_days: int
+    pii_after_days: int
+    archived_entry_ids: tuple[str, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreReport:
+    restored: int
+    entry_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodicStats:
+    embedding_model: str
+    live_entries: int
+    archived_entries: int
+    cases: int
+    customers: int
+    index_vectors: int
