@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
@@ -21,11 +21,15 @@ class StopFlag:
     def __init__(self) -> None:
         self._event = threading.Event()
         self.reason: str | None = None
+        self.on_request: Callable[[str], None] | None = None  # e.g. stop a scheduler
 
     def request(self, reason: str) -> None:
-        if self.reason is None:
+        first = self.reason is None
+        if first:
             self.reason = reason
         self._event.set()
+        if first and self.on_request is not None:
+            self.on_request(reason)
 
     @property
     def requested(self) -> bool:
