@@ -41,9 +41,12 @@ def test_second_holder_exits_with_already_running(engine: Engine) -> None:
 
 
 def test_waiting_holder_gives_up_after_the_wait(engine: Engine) -> None:
-    with stream_lock(engine, "acme", "Customer"), pytest.raises(AlreadyRunning):
-        with stream_lock(engine, "acme", "Customer", on_locked="wait", wait_s=0.2):
-            pass
+    with (
+        stream_lock(engine, "acme", "Customer"),
+        pytest.raises(AlreadyRunning),
+        stream_lock(engine, "acme", "Customer", on_locked="wait", wait_s=0.2),
+    ):
+        pass
 
 
 def test_waiting_holder_runs_once_the_lock_is_released(engine: Engine) -> None:
