@@ -136,6 +136,8 @@ class RetentionSettings(BaseModel):
 
 class WorkingMemorySettings(BaseModel):
     verbatim_turns: int = Field(default=20, ge=1)
+    fold_batch: int = Field(default=10, ge=1)  # fold once this many turns wait beyond the verbatim ones
+    max_pins_per_result: int = Field(default=24, ge=0, le=500)
 
 
 class ContextSettings(BaseModel):
@@ -154,6 +156,8 @@ class ContextSettings(BaseModel):
     max_cases: int = Field(default=3, ge=0)
     max_open_documents: int = Field(default=15, ge=0)
     max_learned_facts: int = Field(default=8, ge=0)
+    tokenizer: Literal["cl100k_base", "estimate"] = "cl100k_base"
+    max_query_chars: int = Field(default=2000, ge=50)  # longer queries are trimmed for case recall
 
     @field_validator("shares")
     @classmethod

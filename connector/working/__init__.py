@@ -1,22 +1,18 @@
-"""Placeholder: the working area is being built."""
+"""Working memory: the conversation of one session, its running summary and its pinned values."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from connector.working.models import FoldResult, PinnedValue, SessionInfo, SessionState, Turn
+from connector.working.store import InvalidTurnError, UnknownSessionError, WorkingMemory, read_state
 
-if TYPE_CHECKING:
-    from connector.memory import Memory
-
-
-class WorkingMemory:
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-
-    def record_turn(self, session_id: str, customer_id: str, role: str, content: str, **kw: Any) -> Any:
-        raise NotImplementedError
-
-    def pin(self, session_id: str, name: str, value: Any, **kw: Any) -> Any:
-        raise NotImplementedError
-
-    def forget(self, customer_id: str, *, tenant: str) -> dict[str, int]:
-        raise NotImplementedError
+__all__ = [
+    "FoldResult",
+    "InvalidTurnError",
+    "PinnedValue",
+    "SessionInfo",
+    "SessionState",
+    "Turn",
+    "UnknownSessionError",
+    "WorkingMemory",
+    "read_state",
+]

@@ -1,0 +1,436 @@
+"""Working memory: turns, tool calls, pinned values and the running summary, in the relational store.
+
+Appends serialise on the session row: the first statement of the append transaction is a write
+(insert-or-ignore of the session, then ``last_seq = last_seq + 1 RETURNING``), which takes the
+row lock on PostgreSQL and the write lock on SQLite before anything is read, so two processes
+appending to one session get consecutive ``seq`` values and every turn is kept. The unique
+(session_id, seq) constraint is the backstop; a conflict or a busy database is retried.
+
+Folding is idempotent across processes: a fold reads the summary and the seq it covers, calls
+the LLM (or the deterministic summariser) outside any transaction, then applies the result with a
+compare-and-set on ``summary_upto_seq``. A retried or concurrent fold that lost the race changes
+nothing, so no turn is ever summarised twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from connector.errors import ConnectorError, LLMError, ScopeError
+from connector.llm import LLMClient
+from connector.resources import prompt_text
+from connector.scope import Scope, require_id
+from connector.working.models import (
+    ROLES,
+    FoldResult,
+    PinnedValue,
+    SessionInfo,
+    SessionState,
+    Turn,
+)
+from connector.working.pins import extract_values, pin_kind
+from connector.working.tables import WorkPin, WorkSession, WorkTurn
+from connector.working.text import deterministic_fold, json_safe, transcript
+
+if TYPE_CHECKING:
+    from connector.memory import Memory
+
+log = logging.getLogger(__name__)
+
+session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
+turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
+pin_t: sa.Table = WorkPin.__table__  # type: ignore[attr-defined]
+
+_APPEND_ATTEMPTS = 8
+_STATE_TURN_CAP = 200  # unsummarised turns returned by state() when folding lags far behind
+
+
+class InvalidTurnError(ConnectorError, ValueError):
+    """A turn or pin that cannot be stored as given (unknown role, non-text content)."""
+
+
+class UnknownSessionError(ConnectorError, LookupError):
+    """No session with this id exists in working memory."""
+
+
+def _insert(conn: Connection, table: sa.Table) -> Any:
+    return postgresql.insert(table) if conn.dialect.name == "postgresql" else sqlite.insert(table)
+
+
+def _clean_text(value: str) -> str:
+    return value.replace("\x00", "\ufffd")
+
+
+def _turn(row: Any) -> Turn:
+    return Turn(
+        session_id=row.session_id,
+        seq=row.seq,
+        role=row.role,
+        content=row.content,
+        created_at=row.created_at,
+        tool_name=row.tool_name,
+        tool_args=row.tool_args,
+        tool_result=row.tool_result,
+    )
+
+
+def _pin(row: Any) -> PinnedValue:
+    return PinnedValue(
+        name=row.name,
+        value=row.value,
+        kind=row.kind,
+        source=row.source,
+        seq=row.seq,
+        explicit=bool(row.explicit),
+        updated_at=row.updated_at,
+    )
+
+
+def _info(row: Any) -> SessionInfo:
+    return SessionInfo(
+        session_id=row.session_id,
+        tenant=row.tenant,
+        customer_id=row.customer_id,
+        agent_id=row.agent_id,
+        workflow_id=row.workflow_id,
+        last_seq=row.last_seq,
+    )
+
+
+class WorkingMemory:
+    """Per-session conversation state shared by every worker through the relational store."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    @property
+    def engine(self) -> Engine:
+        return self.memory.engine
+
+    @property
+    def llm(self) -> LLMClient | None:
+        return self.memory.llm
+
+    # Appending --------------------------------------------------------------------------------
+    def record_turn(
+        self,
+        session_id: str,
+        customer_id: str,
+        role: str,
+        content: str,
+        *,
+        tenant: str | None = None,
+        tool_name: str | None = None,
+        tool_args: Any = None,
+        tool_result: Any = None,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+    ) -> Turn:
+        """Append a turn; a tool turn's amounts, dates and document numbers are pinned.
+
+        Creates the session on first use. A session belongs to one (tenant, customer): a turn
+        for another customer raises ScopeError and stores nothing. Folds older turns into the
+        running summary when enough have accumulated; a failing LLM leaves them for the next fold.
+        """
+        scope = Scope.of(self.memory.tenant_name(tenant), customer_id)
+        sid = require_id(session_id, "session_id")
+        if role not in ROLES:
+            raise InvalidTurnError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        if not isinstance(content, str):
+            raise InvalidTurnError(f"content must be text, got {type(content).__name__}")
+        args = json_safe(tool_args) if tool_args is not None else None
+        result = json_safe(tool_result) if tool_result is not None else None
+        extracted = (
+            extract_values(tool_name, result, limit=self.memory.settings.working.max_pins_per_result)
+            if result is not None
+            else []
+        )
+        now = self.memory.clock.now()
+        session_row = {
+            "session_id": sid,
+            "tenant": scope.tenant,
+            "customer_id": scope.customer_id,
+            "agent_id": agent_id,
+            "workflow_id": workflow_id,
+            "last_seq": 0,
+            "summary_upto_seq": 0,
+            "folds": 0,
+            "consolidated_upto_seq": 0,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for attempt in range(1, _APPEND_ATTEMPTS + 1):
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(_insert(conn, session_t).values(session_row).on_conflict_do_nothing())
+                    row = conn.execute(
+                        session_t.update()
+                        .where(session_t.c.session_id == sid)
+                        .values(last_seq=session_t.c.last_seq + 1, updated_at=now)
+                        .returning(
+                            session_t.c.last_seq,
+                            session_t.c.tenant,
+                            session_t.c.customer_id,
+                            session_t.c.summary_upto_seq,
+                        )
+                    ).one()
+                    if (row.tenant, row.customer_id) != (scope.tenant, scope.customer_id):
+                        raise ScopeError(
+                            f"session {sid!r} belongs to another customer or tenant; "
+                            "start a new session for this customer"
+                        )
+                    seq = int(row.last_seq)
+                    conn.execute(
+                        turn_t.insert().values(
+                            session_id=sid,
+                            seq=seq,
+                            role=role,
+                            content=_clean_text(content),
+                            tool_name=tool_name,
+                            tool_args=args,
+                            tool_result=result,
+                            created_at=now,
+                        )
+                    )
+                    source = f"tool {tool_name or 'result'}, turn {seq}"
+                    self._upsert_pins(
+                        conn, sid, [(v.name, v.value, v.kind) for v in extracted], source, seq, False, now
+                    )
+                break
+            except (IntegrityError, OperationalError) as exc:
+                if attempt == _APPEND_ATTEMPTS:
+                    from connector.errors import StoreError
+
+                    raise StoreError(
+                        f"could not append to session {sid!r} after {attempt} attempts: {type(exc).__name__}"
+                    ) from None
+                log.debug("append to %s conflicted (attempt %d), retrying", sid, attempt)
+        turn = Turn(sid, seq, role, _clean_text(content), now, tool_name, args, result)
+        self._maybe_fold(sid, seq, int(row.summary_upto_seq))
+        return turn
+
+    def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
+        """Pin ``value`` under ``name`` in an existing session; explicit pins win over extracted ones."""
+        sid = require_id(session_id, "session_id")
+        pin_name = require_id(name, "pin name")
+        if isinstance(value, (dict, list)):
+            raise InvalidTurnError("a pinned value must be a scalar (text, number, date), not a structure")
+        safe = json_safe(value)
+        text = _clean_text(str(safe))
+        now = self.memory.clock.now()
+        with self.engine.begin() as conn:
+            # The write comes first, so the session row is locked before anything is read.
+            touched = conn.execute(
+                session_t.update().where(session_t.c.session_id == sid).values(updated_at=now)
+            ).rowcount
+            if not touched:
+                raise UnknownSessionError(f"session {sid!r} does not exist: record a turn first")
+            self._upsert_pins(conn, sid, [(pin_name, text, pin_kind(value))], source, None, True, now)
+        return PinnedValue(pin_name, text, pin_kind(value), source, None, True, now)
+
+    def _upsert_pins(
+        self,
+        conn: Connection,
+        sid: str,
+        values: Sequence[tuple[str, str, str]],
+        source: str | None,
+        seq: int | None,
+        explicit: bool,
+        now: Any,
+    ) -> None:
+        if not values:
+            return
+        rows = [
+            {
+                "session_id": sid,
+                "name": name,
+                "value": value,
+                "kind": kind,
+                "source": source[:255] if source else None,
+                "seq": seq,
+                "explicit": explicit,
+                "updated_at": now,
+            }
+            for name, value, kind in values
+        ]
+        stmt = _insert(conn, pin_t).values(rows)
+        update = {c: stmt.excluded[c] for c in ("value", "kind", "source", "seq", "explicit", "updated_at")}
+        # A value extracted from a tool result never overwrites one the workflow pinned explicitly.
+        where = None if explicit else pin_t.c.explicit.is_(False)
+        conn.execute(
+            stmt.on_conflict_do_update(index_elements=["session_id", "name"], set_=update, where=where)
+        )
+
+    # Folding ----------------------------------------------------------------------------------
+    def _maybe_fold(self, sid: str, last_seq: int, summary_upto: int) -> None:
+        cfg = self.memory.settings.working
+        if last_seq - summary_upto < cfg.verbatim_turns + cfg.fold_batch:
+            return
+        try:
+            self.fold(sid)
+        except LLMError as exc:
+            log.warning("fold of session %s postponed: %s", sid, exc)
+
+    def fold(self, session_id: str) -> FoldResult:
+        """Fold every turn older than the last ``verbatim_turns`` into the running summary, once.
+
+        One LLM call (or the deterministic summariser in non-LLM mode). Raises LLMError when the
+        endpoint fails; nothing changes then and the next fold covers the same turns.
+        """
+        sid = require_id(session_id, "session_id")
+        keep = self.memory.settings.working.verbatim_turns
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(session_t).where(session_t.c.session_id == sid)).one_or_none()
+            if row is None:
+                raise UnknownSessionError(f"session {sid!r} does not exist")
+            base, target = int(row.summary_upto_seq), int(row.last_seq) - keep
+            if target <= base:
+                return FoldResult(sid, False, base, base, row.summary_mode)
+            turns = [
+                _turn(r)
+                for r in conn.execute(
+                    sa.select(turn_t)
+                    .where(turn_t.c.session_id == sid, turn_t.c.seq > base, turn_t.c.seq <= target)
+                    .order_by(turn_t.c.seq)
+                )
+            ]
+        summary, mode = self._summarise(row.summary, row.summary_mode, turns)
+        with self.engine.begin() as conn:
+            applied = conn.execute(
+                session_t.update()
+                .where(session_t.c.session_id == sid, session_t.c.summary_upto_seq == base)
+                .values(
+                    summary=summary,
+                    summary_mode=mode,
+                    summary_upto_seq=target,
+                    folds=session_t.c.folds + 1,
+                )
+            ).rowcount
+        if not applied:
+            log.info("fold of session %s (turns %d-%d) lost to a concurrent fold", sid, base + 1, target)
+        return FoldResult(sid, bool(applied), base + 1, target, mode)
+
+    def _summarise(
+        self, previous: str | None, previous_mode: str | None, turns: list[Turn]
+    ) -> tuple[str, str]:
+        llm = self.llm
+        if llm is None:
+            # Never append deterministic lines to an LLM summary as if they were one piece.
+            base = previous if previous_mode == "non-llm" else None
+            prefix = f"{previous}\n" if previous and previous_mode != "non-llm" else ""
+            return prefix + deterministic_fold(base, turns), "non-llm"
+        user = (
+            f"Summary so far:\n{previous or '(none yet)'}\n\n"
+            f"Turns to fold into it:\n{transcript(turns)}\n\nWrite the new summary."
+        )
+        completion = llm.complete(prompt_text("running_summary.md"), user, max_tokens=500)
+        return completion.text, "llm"
+
+    # Reading ----------------------------------------------------------------------------------
+    def state(self, session_id: str) -> SessionState:
+        """Summary, summary mode, unsummarised turns and pinned values of a session."""
+        sid = require_id(session_id, "session_id")
+        with self.engine.connect() as conn:
+            found = read_state(conn, sid)
+        if found is None:
+            raise UnknownSessionError(f"session {sid!r} does not exist")
+        return found
+
+    def sessions_to_consolidate(self, *, limit: int = 100) -> list[SessionInfo]:
+        """Sessions with turns that learned-fact consolidation has not seen, least recent first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(session_t)
+                .where(session_t.c.last_seq > session_t.c.consolidated_upto_seq)
+                .order_by(session_t.c.updated_at, session_t.c.session_id)
+                .limit(limit)
+            )
+            return [_info(r) for r in rows]
+
+    def transcript(self, session_id: str, *, upto_seq: int | None = None) -> str:
+        """Deterministic text of the session's turns (tool payloads included) and pinned values."""
+        sid = require_id(session_id, "session_id")
+        with self.engine.connect() as conn:
+            cond = [turn_t.c.session_id == sid]
+            if upto_seq is not None:
+                cond.append(turn_t.c.seq <= upto_seq)
+            turns = [_turn(r) for r in conn.execute(sa.select(turn_t).where(*cond).order_by(turn_t.c.seq))]
+            pins = [
+                _pin(r)
+                for r in conn.execute(
+                    sa.select(pin_t).where(pin_t.c.session_id == sid).order_by(pin_t.c.name)
+                )
+            ]
+        return transcript(turns, pins)
+
+    def mark_consolidated(self, session_id: str, upto_seq: int) -> None:
+        """Record that turns up to ``upto_seq`` were consolidated (never moves backwards)."""
+        sid = require_id(session_id, "session_id")
+        with self.engine.begin() as conn:
+            conn.execute(
+                session_t.update()
+                .where(session_t.c.session_id == sid, session_t.c.consolidated_upto_seq < upto_seq)
+                .values(consolidated_upto_seq=upto_seq)
+            )
+
+    # Erasure ----------------------------------------------------------------------------------
+    def forget(self, customer_id: str, *, tenant: str) -> dict[str, int]:
+        """Delete every session, turn and pinned value of one (tenant, customer)."""
+        scope = Scope.of(tenant, customer_id)
+        with self.engine.begin() as conn:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    sa.select(session_t.c.session_id).where(
+                        session_t.c.tenant == scope.tenant, session_t.c.customer_id == scope.customer_id
+                    )
+                )
+            ]
+            turns = pins = 0
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                turns += conn.execute(turn_t.delete().where(turn_t.c.session_id.in_(chunk))).rowcount
+                pins += conn.execute(pin_t.delete().where(pin_t.c.session_id.in_(chunk))).rowcount
+                conn.execute(session_t.delete().where(session_t.c.session_id.in_(chunk)))
+        return {"working_sessions": len(ids), "working_turns": turns, "working_pins": pins}
+
+
+def read_state(conn: Connection, sid: str) -> SessionState | None:
+    """The state of session ``sid`` read on ``conn`` (the context builder shares its connection)."""
+    row = conn.execute(sa.select(session_t).where(session_t.c.session_id == sid)).one_or_none()
+    if row is None:
+        return None
+    upto = int(row.summary_upto_seq)
+    recent = [
+        _turn(r)
+        for r in conn.execute(
+            sa.select(turn_t)
+            .where(turn_t.c.session_id == sid, turn_t.c.seq > upto)
+            .order_by(turn_t.c.seq.desc())
+            .limit(_STATE_TURN_CAP)
+        )
+    ]
+    recent.reverse()
+    pins = tuple(
+        _pin(r)
+        for r in conn.execute(
+            sa.select(pin_t).where(pin_t.c.session_id == sid).order_by(pin_t.c.explicit.desc(), pin_t.c.name)
+        )
+    )
+    return SessionState(
+        info=_info(row),
+        summary=row.summary,
+        summary_mode=row.summary_mode,
+        summary_upto_seq=upto,
+        folds=int(row.folds),
+        turns=tuple(recent),
+        pinned=pins,
+        omitted_turns=max(0, int(row.last_seq) - upto - len(recent)),
+    )
