@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 import sqlalchemy as sa
 
@@ -96,7 +96,7 @@ def _group(sessions: Sequence[PendingSession]) -> dict[FactScope, list[PendingSe
 
 
 def consolidate(memory: Memory, *, max_sessions: int = 500) -> ConsolidationReport:
-    source = cast(SessionSource, memory.working)
+    source: SessionSource = memory.working
     pending = source.sessions_to_consolidate(limit=max_sessions)
     llm = memory.llm
     if llm is None:
