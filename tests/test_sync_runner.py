@@ -115,7 +115,7 @@ def test_first_run_reads_everything_and_logs_the_run(
         None,
     )
     assert run.window_start is None and run.window_end == START
-    assert run.requests == 4  # three pages and the key scan
+    assert run.requests == 5  # three pages, the "changed meanwhile?" probe and the key scan
     assert erp.logins == erp.logouts == 1
 
 
@@ -128,7 +128,7 @@ def test_next_run_reads_from_the_watermark_minus_the_lookback_and_writes_nothing
 
     result = runner_for(memory, erp).run().results[0]
 
-    assert erp.reads[-1] == ("Customer", T0 + timedelta(minutes=5), START + timedelta(minutes=15))
+    assert ("Customer", T0 + timedelta(minutes=5), START + timedelta(minutes=15)) in erp.reads
     assert (result.mode, result.records_read, result.unchanged, result.inserted, result.updated) == (
         "incremental",
         3,
@@ -136,7 +136,7 @@ def test_next_run_reads_from_the_watermark_minus_the_lookback_and_writes_nothing
         0,
         0,
     )
-    assert result.requests == 2  # one list page; no key scan before the interval
+    assert result.requests == 3  # a full page, the empty page after it and the probe; no key scan yet
     assert not result.key_scan
 
 
@@ -166,12 +166,58 @@ def test_watermark_is_floored_to_the_stream_granularity(engine: Engine, clock: F
     assert erp.reads[-1][1] == datetime(2026, 3, 8, tzinfo=UTC)  # a day back: lookback, then floored
 
 
-def test_watermark_never_passes_the_pinned_window_end(
+def test_window_end_is_pinned_at_run_start(engine: Engine, erp: StubAdapter, clock: FrozenClock) -> None:
+    memory = make_memory(engine, clock)
+    erp.put("Customer", customer("C900", START + timedelta(minutes=3)))  # stamped after the run started
+    erp.before_page = lambda stream, number: clock.advance(timedelta(minutes=2))  # paging takes time
+    runner_for(memory, erp).run()
+    assert "C900" not in rows(engine, party_t)
+    assert state(engine).watermark == T0 + timedelta(minutes=7)
+
+    runner_for(memory, erp).run()
+    assert "C900" in rows(engine, party_t)
+    assert state(engine).watermark == START + timedelta(minutes=3)
+
+
+def test_record_changed_mid_read_does_not_shift_another_out_of_the_window(
     engine: Engine, erp: StubAdapter, clock: FrozenClock
 ) -> None:
-    erp.put("Customer", customer("C900", START + timedelta(minutes=3)))  # stamped after the run started
-    runner_for(make_memory(engine, clock), erp).run()
-    assert state(engine).watermark == START
+    def change_c001(stream: str, number: int) -> None:
+        if number == 2 and erp.streams_by_name[stream].records["C001"].name != "Changed":
+            # C001 (already read on page 1) leaves the window: every later record moves up one place.
+            erp.put(stream, customer("C001", START + timedelta(seconds=30), name="Changed"))
+
+    memory = make_memory(engine, clock)
+    erp.before_page = change_c001
+    result = runner_for(memory, erp).run().results[0]
+
+    assert result.status == "ok"
+    assert set(rows(engine, party_t)) == {f"C{i:03d}" for i in range(1, 8)}  # C005 was not skipped
+    erp.before_page = None
+    clock.advance(timedelta(minutes=5))
+    runner_for(memory, erp).run()
+    assert rows(engine, party_t)["C001"].name == "Changed"
+
+
+def test_window_that_never_settles_keeps_the_watermark(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    runner_for(memory, erp).run()
+    erp.put("Customer", *[customer(f"D{i}", START + timedelta(minutes=1, seconds=i)) for i in range(5)])
+    clock.advance(timedelta(minutes=10))
+    before = state(engine).watermark
+    bump = iter(range(1000))
+
+    def always_changing(stream: str, number: int) -> None:
+        erp.put(stream, customer(f"Z{next(bump):04d}", START + timedelta(hours=1)))
+
+    erp.before_page = always_changing
+    result = runner_for(memory, erp).run().results[0]
+
+    assert result.status == "ok"
+    assert state(engine).watermark == before
+    assert {f"D{i}" for i in range(5)} <= set(rows(engine, party_t))
 
 
 def test_malformed_page_fails_naming_stream_and_page_and_keeps_the_watermark(

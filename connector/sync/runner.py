@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 AdapterFactory = Callable[[TenantSettings], AbstractContextManager[Adapter]]
 
 _TABLES: dict[str, sa.Table] = {"party": party_t, "document": document_t, "case": case_t}
+_MAX_PASSES = 3
+_PROBE_GRANULARITY = timedelta(seconds=1)
 
 
 def default_adapter_factory(memory: Memory) -> AdapterFactory:
@@ -93,6 +95,7 @@ class _StreamRun:
         self.requests_at_start = adapter.request_count
         self.retries_at_start = adapter.retry_count
         self.run: RunRecord | None = None
+        self.hold_watermark = False  # the window never read stably: do not advance
 
     @property
     def tenant(self) -> str:
@@ -283,9 +286,54 @@ class SyncRunner:
 
     # Pages -------------------------------------------------------------------------------------
     def _read_window(self, sr: _StreamRun) -> bool:
-        """Read and commit every page of the window. True when a stop request ended it early."""
+        """Read and commit every page of the window. True when a stop request ended it early.
+
+        ``$skip`` paging is not a snapshot: a record changed while we page leaves the filtered
+        set and shifts every later record one place up, so one of them would never be seen. After
+        a multi-page read the runner asks the ERP whether anything changed since the pass began;
+        if so it reads the window again (unchanged rows cost a hash comparison). If the ERP keeps
+        changing through every pass, the watermark stays where it was and the next run repeats.
+        """
+        pass_started = sr.window.until
+        for attempt in range(1, _MAX_PASSES + 1):
+            last, pages_read, stopped = self._read_pass(sr)
+            if stopped:
+                return True
+            if last is None:
+                self._commit_page(sr, Page(stream=sr.stream, number=0, records=[], requests=0), final=True)
+                return False
+            stable = pages_read <= 1 or not self._changed_since(sr, pass_started)
+            if stable or attempt == _MAX_PASSES:
+                if not stable:
+                    sr.hold_watermark = True
+                    self.reporter.message(
+                        "warning",
+                        f"records kept changing during {attempt} reads of the window; the watermark stays "
+                        "and the next run reads the window again",
+                        tenant=sr.tenant,
+                        stream=sr.stream,
+                    )
+                self._commit_page(sr, last, final=True)
+                return False
+            self._commit_page(sr, last, final=False)
+            self.reporter.message(
+                "info",
+                "records changed while the window was paged; reading it again so none is skipped",
+                tenant=sr.tenant,
+                stream=sr.stream,
+            )
+            pass_started = self.memory.clock.now()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _read_pass(self, sr: _StreamRun) -> tuple[Page | None, int, bool]:
+        """Commit every page but the last, which is returned uncommitted with the page count.
+
+        The caller commits the last page with the watermark. On a stop request the page in hand is
+        committed and ``stopped`` is True.
+        """
         pages: Iterator[Page] = iter(sr.adapter.read(sr.stream, sr.window.since, sr.window.until))
         pending: Page | None = None
+        count = 0
         try:
             while True:
                 try:
@@ -297,22 +345,32 @@ class SyncRunner:
                     raise SyncError(
                         f"{sr.tenant}/{sr.stream}: page {sr.run.counters.pages + 1} failed: {one_line(exc)}"
                     ) from exc
-                if pending is not None:
-                    self._commit_page(sr, pending, final=following is None)
-                elif following is None:
-                    self._commit_page(
-                        sr, Page(stream=sr.stream, number=0, records=[], requests=0), final=True
-                    )
                 if following is None:
-                    return False
+                    return pending, count, False
+                count += 1
+                if pending is not None:
+                    self._commit_page(sr, pending, final=False)
                 pending = following
                 if self.stop.requested:
                     self._commit_page(sr, pending, final=False)
-                    return True
+                    return None, count, True
         finally:
             close = getattr(pages, "close", None)
             if close is not None:
                 close()
+
+    def _changed_since(self, sr: _StreamRun, moment: datetime) -> bool:
+        """Whether the ERP lists any record of the stream changed at or after ``moment`` (one request)."""
+        if sr.spec.cursor_granularity > _PROBE_GRANULARITY:
+            return False  # a day-granular filter cannot tell; the next run re-reads the day anyway
+        probe: Iterator[Page] = iter(sr.adapter.read(sr.stream, moment, None))
+        try:
+            first = next(probe, None)
+        finally:
+            close = getattr(probe, "close", None)
+            if close is not None:
+                close()
+        return first is not None and bool(first.records or first.problems)
 
     def _commit_page(self, sr: _StreamRun, page: Page, *, final: bool) -> None:
         """Upsert one page, update the run's counters and, on the last page, the watermark."""
@@ -379,10 +437,13 @@ class SyncRunner:
 
     def _save_watermark(self, conn: sa.Connection, sr: _StreamRun, now: datetime) -> None:
         watermark = next_watermark(
-            sr.state.watermark, sr.seen_max, until=sr.window.until, granularity=sr.spec.cursor_granularity
+            sr.state.watermark,
+            None if sr.hold_watermark else sr.seen_max,
+            until=sr.window.until,
+            granularity=sr.spec.cursor_granularity,
         )
         values: dict[str, datetime | None] = {"watermark": watermark}
-        if sr.window.is_full:
+        if sr.window.is_full and not sr.hold_watermark:
             values["last_full_at"] = sr.window.until
         save_state(conn, sr.tenant, sr.stream, now, **values)
 

@@ -27,7 +27,7 @@ class StubStream:
 
 
 class StubAdapter:
-    """Holds records per stream; ``read`` filters ``modified >= since`` and orders by key."""
+    """Holds records per stream; ``read`` filters ``since <= modified <= until`` and orders by key."""
 
     def __init__(self, tenant: str, *, page_size: int = 3) -> None:
         self.tenant = tenant
@@ -82,21 +82,25 @@ class StubAdapter:
             self._requests += 1
             if (stream, number) in self.malformed_pages:
                 raise ERPProtocolError(f"{stream} page {number}: expected a JSON array, got an HTML page")
-            selected = self._select(stream, since)
+            selected = self._select(stream, since, until)
             chunk = selected[(number - 1) * self.page_size : number * self.page_size]
             modified = [r.source_modified_at for r in chunk if r.source_modified_at is not None]
             yield Page(stream, number, list(chunk), max(modified, default=None))
             if len(chunk) < self.page_size:
                 return
 
-    def _select(self, stream: str, since: datetime | None) -> list[Record]:
+    def _select(self, stream: str, since: datetime | None, until: datetime | None) -> list[Record]:
+        """``since <= modified <= until`` in key order, like the Acumatica adapter's filter."""
         records = self.streams_by_name[stream].records
-        return [
-            records[key]
-            for key in sorted(records)
-            if since is None
-            or (records[key].source_modified_at is not None and records[key].source_modified_at >= since)  # type: ignore[operator]
-        ]
+        selected = []
+        for key in sorted(records):
+            modified = records[key].source_modified_at
+            if since is not None and (modified is None or modified < since):
+                continue
+            if until is not None and modified is not None and modified > until:
+                continue
+            selected.append(records[key])
+        return selected
 
     def scan_keys(self, stream: str) -> Iterator[str]:
         self._requests += 1
