@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -276,3 +277,24 @@ def test_transcripts_beyond_the_input_budget_wait_for_a_later_run() -> None:
     assert [t.session_id for t in fit_transcripts(items, limit=100)] == ["a", "b"]
     [only] = fit_transcripts([Transcript("big", "old " * 50 + "recent")], limit=60)
     assert only.text.endswith("recent") and len(only.text) == 60 and only.text.startswith("[... earlier")
+
+
+def test_a_job_left_running_by_a_dead_run_is_closed_as_abandoned(
+    memory: Memory, llm_route: respx.Route
+) -> None:
+    started = memory.clock.now() - timedelta(hours=2)
+    recent = memory.clock.now() - timedelta(minutes=5)
+    with memory.engine.begin() as conn:
+        for at in (started, recent):
+            conn.execute(
+                job_t.insert().values(
+                    scope_key="k", tenant="default", customer_id="C9", status="running", checksum="c" * 64,
+                    sessions=[], dropped=[], sessions_processed=0, facts_created=0, facts_confirmed=0,
+                    facts_dropped=0, started_at=at,
+                )
+            )  # fmt: skip
+    llm_route.mock(return_value=answer())
+    memory.facts.consolidate()
+    old, young, _ = jobs(memory)
+    assert (old.status, old.error) == ("failed", "abandoned: the run stopped before finishing")
+    assert young.status == "running"  # may still be working

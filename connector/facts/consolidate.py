@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
 
 from connector.errors import LLMError
 from connector.facts.erp_fields import erp_field_reason
@@ -50,6 +52,7 @@ log = logging.getLogger(__name__)
 KNOWN_FACTS_IN_PROMPT = 30
 ANSWER_MAX_TOKENS = 1500
 SKIP_REFERENCE_STATUSES = ("succeeded", "skipped")
+ABANDONED_AFTER = timedelta(hours=1)
 
 
 class PendingSession(Protocol):
@@ -108,6 +111,7 @@ def consolidate(memory: Memory, *, max_sessions: int = 500) -> ConsolidationRepo
             ),
             pending_sessions=len(pending),
         )
+    _close_abandoned(memory)
     outcomes = []
     llm_calls = 0
     for scope, sessions in _group(pending).items():
@@ -190,19 +194,21 @@ def _run_job(memory: Memory, llm: LLMClient, source: SessionSource, batch: _Batc
     except LLMError as exc:
         _fail(memory, job_id, str(exc))
         log.warning("consolidation job %s for %s/%s failed: %s", job_id, scope.tenant, scope.customer_id, exc)
-        return _replace(outcome, status="failed", error=str(exc)), 1
+        return replace(outcome, status="failed", error=str(exc)), 1
     try:
         created, confirmed, dropped = _store(memory, job_id, batch, extraction)
+    except IntegrityError:
+        error = "a concurrent run stored the same fact first; these sessions are retried next run"
+        _fail(memory, job_id, error)
+        return replace(outcome, status="failed", error=error), 1
     except Exception as exc:
         _fail(memory, job_id, f"storing facts failed: {type(exc).__name__}")
         raise
     _mark(source, batch)
-    return (
-        _replace(
-            outcome, status="succeeded", facts_created=created, facts_confirmed=confirmed, dropped=dropped
-        ),
-        1,
+    done = replace(
+        outcome, status="succeeded", facts_created=created, facts_confirmed=confirmed, dropped=dropped
     )
+    return done, 1
 
 
 def _known_facts(conn: sa.Connection, scope: FactScope) -> list[str]:
@@ -253,6 +259,17 @@ def _store(
     return created, confirmed, tuple(dropped)
 
 
+def _close_abandoned(memory: Memory) -> None:
+    """Jobs still "running" long after they started belong to a run that died; say so on them."""
+    now = memory.clock.now()
+    with memory.engine.begin() as conn:
+        conn.execute(
+            job_t.update()
+            .where(job_t.c.status == "running", job_t.c.started_at < now - ABANDONED_AFTER)
+            .values(status="failed", error="abandoned: the run stopped before finishing", finished_at=now)
+        )
+
+
 def _fail(memory: Memory, job_id: int, error: str) -> None:
     with memory.engine.begin() as conn:
         conn.execute(
@@ -269,12 +286,6 @@ def _mark(source: SessionSource, batch: _Batch) -> None:
             source.mark_consolidated(session.session_id, session.last_seq)
         except Exception:
             log.exception("could not mark session %s consolidated; the next run will", session.session_id)
-
-
-def _replace(outcome: JobOutcome, **changes: object) -> JobOutcome:
-    from dataclasses import replace
-
-    return replace(outcome, **changes)  # type: ignore[arg-type]
 
 
 def _report(pending: int, llm_calls: int, outcomes: list[JobOutcome]) -> ConsolidationReport:

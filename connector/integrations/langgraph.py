@@ -51,6 +51,7 @@ class MemoryState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     customer_id: str
     session_id: str
+    query: str
     tenant: str | None
     agent_id: str | None
     workflow_id: str | None
@@ -59,7 +60,10 @@ class MemoryState(TypedDict, total=False):
 
 
 def inject_memory(memory: Memory, *, token_budget: int | None = None) -> Node:
-    """A node that builds the context for the latest user message into ``state["memory_context"]``."""
+    """A node that builds the context into ``state["memory_context"]``.
+
+    The query is ``state["query"]`` when set, else the latest user message.
+    """
 
     def node(state: Mapping[str, Any]) -> dict[str, Any]:
         customer_id = _required(state, "customer_id")
