@@ -1,0 +1,118 @@
+"""Walk an OData collection page by page, by ``$top``/``$skip`` windows and server ``__next`` links.
+
+SAP services differ: some page on the server (``__next`` / ``@odata.nextLink`` with a
+``$skiptoken``), others return exactly what ``$top``/``$skip`` ask for. The walker handles both:
+it asks for a window of ``page_size`` rows, follows next links inside it, and asks for the next
+window while the previous one came back full. It refuses a next link to another host (it would
+carry our credentials there) and stops with an error, not a loop, when a page or a link repeats
+(a server that ignores ``$skip``, or a cursor that does not advance).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+
+from adapters.http import safe_url
+from adapters.sap.catalog import ODataVersion
+from adapters.sap.client import SAPClient
+from adapters.sap.odata import CollectionPage, parse_collection
+from connector.errors import ERPProtocolError
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One collection read: absolute URL, query options, the key that fingerprints a page."""
+
+    url: str
+    params: dict[str, str]
+    key_field: str
+    count: bool = False  # ask for $inlinecount / $count on the first request
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host.lower(), port
+
+
+def _fingerprint(page: CollectionPage, key_field: str) -> str:
+    digest = hashlib.sha256()
+    for row in page.rows:
+        key = row.get(key_field) if isinstance(row, dict) else None
+        digest.update(repr(key if key is not None else row).encode())
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+class PageWalker:
+    """Iterate the raw pages of a :class:`Query`; see the module docstring."""
+
+    def __init__(self, client: SAPClient, query: Query, *, page_size: int) -> None:
+        self.client = client
+        self.query = query
+        self.page_size = page_size
+        self.version: ODataVersion = client.version
+        self.total: int | None = None
+        self._origin = _origin(client.base_url)
+        self._seen_pages: set[str] = set()
+        self._seen_links: set[str] = set()
+
+    def __iter__(self) -> Iterator[CollectionPage]:
+        skip = 0
+        while True:
+            params = {**self.query.params, "$top": str(self.page_size), "$skip": str(skip)}
+            if self.query.count and skip == 0:
+                params["$inlinecount" if self.version == "v2" else "$count"] = (
+                    "allpages" if self.version == "v2" else "true"
+                )
+            url = httpx.URL(self.query.url)
+            page = self._fetch(str(url), params, where=f"$skip={skip}")
+            if page.count is not None:
+                self.total = page.count
+            in_window = 0
+            while True:
+                yield page
+                in_window += len(page.rows)
+                if not page.next_link:
+                    break
+                url = self._follow(url, page.next_link)
+                page = self._fetch(str(url), None, where="the next link")
+            if in_window < self.page_size:
+                return
+            skip += in_window
+
+    def _fetch(self, url: str, params: dict[str, str] | None, *, where: str) -> CollectionPage:
+        page = parse_collection(self.client.get_json(url, params), self.version)
+        if page.rows:
+            fingerprint = _fingerprint(page, self.query.key_field)
+            if fingerprint in self._seen_pages:
+                raise ERPProtocolError(
+                    f"SAP returned the same page twice for {safe_url(url)} ({where}, {len(page.rows)} rows "
+                    "already read); the server ignores $skip or repeats its next link. Stopping instead "
+                    "of looping; lower page_size or report the service to the SAP team",
+                    tenant=self.client.tenant.name,
+                )
+            self._seen_pages.add(fingerprint)
+        return page
+
+    def _follow(self, current: httpx.URL, link: str) -> httpx.URL:
+        target = current.join(link)
+        if _origin(target) != self._origin:
+            raise ERPProtocolError(
+                f"SAP sent a next link to another host ({target.scheme}://{target.host}) while reading "
+                f"{safe_url(current)}; refusing to follow it (it would receive our credentials). "
+                "Check the tenant's base_url and any proxy rewriting links",
+                tenant=self.client.tenant.name,
+            )
+        text = str(target)
+        if text in self._seen_links:
+            raise ERPProtocolError(
+                f"SAP sent the same next link twice while reading {safe_url(current)}; stopping instead "
+                "of looping",
+                tenant=self.client.tenant.name,
+            )
+        self._seen_links.add(text)
+        return target

@@ -1,0 +1,650 @@
+"""A fake SAP S/4HANA that answers OData v2 or v4 like the real services, quirks and faults included.
+
+``FakeSAP.handle(request) -> httpx.Response`` is the whole server: use it as a respx side effect,
+through ``httpx.MockTransport(fake.handle)``, or over real HTTP with ``connector.testing.server``.
+It serves ``API_BUSINESS_PARTNER`` (``A_BusinessPartner`` and its addresses, customer and supplier
+roles with company-code and sales-area data), ``API_SALES_ORDER_SRV`` and ``API_BILLING_DOCUMENT_SRV``
+with ``$filter``, ``$select``, ``$expand``, ``$orderby``, ``$top``/``$skip``, server-side paging
+(``__next`` / ``@odata.nextLink`` with ``$skiptoken``), ``$inlinecount``/``$count``, ``/$count``,
+single entities by key, ``sap-client``, basic / OAuth client-credentials / API-key auth, and SAP's
+error bodies. Faults are queued with :meth:`FakeSAP.inject` and fire on the next matching requests.
+
+Construct::
+
+    fake = FakeSAP(seed=1, customers=50, suppliers=20, sales_orders=100, odata_version="v2")
+    client = httpx.Client(transport=httpx.MockTransport(fake.handle), base_url=fake.base_url)
+"""
+
+from __future__ import annotations
+
+import base64
+import gc
+import json
+import secrets
+import urllib.parse
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+import httpx
+
+from connector.clock import Clock, FrozenClock
+from connector.testing.sap_data import DataSpec, Row, generate, stamp
+from connector.testing.sap_filter import FilterError
+from connector.testing.sap_model import ENTITY_SETS, SERVICE_PATHS, EntitySet, RowIndex
+from connector.testing.sap_query import (
+    ExpandTree,
+    QueryError,
+    parse_expand_v2,
+    parse_expand_v4,
+    parse_int,
+    parse_resource,
+    parse_select,
+)
+from connector.testing.sap_render import Version, dumps, error_body, v2_value, v4_encoder
+
+FaultKind = Literal[
+    "rate_limit", "server_error", "timeout", "malformed_json", "repeat_page", "foreign_next", "sap_message"
+]
+AuthMode = Literal["basic", "oauth", "apikey", "none"]
+TOKEN_PATH = "/oauth/token"
+FOREIGN_HOST = "https://attacker.example.net"
+_FREEZE_ABOVE = 20_000
+
+
+@dataclass(slots=True)
+class Fault:
+    """A fault that fires on ``times`` matching requests after skipping ``after`` of them."""
+
+    kind: FaultKind
+    times: int = 1
+    after: int = 0
+    entity_set: str | None = None
+    retry_after: str | None = None
+    status: int = 503
+    message: str = ""
+
+
+class FakeSAP:
+    """An in-memory SAP S/4HANA OData server; see the module docstring."""
+
+    def __init__(
+        self,
+        seed: int = 0,
+        customers: int = 50,
+        suppliers: int = 20,
+        sales_orders: int = 100,
+        *,
+        both: int | None = None,
+        billing_documents: int | None = None,
+        odata_version: Version = "v2",
+        base_url: str = "https://s4.fake.example",
+        sap_client: str | None = "100",
+        auth: AuthMode = "basic",
+        username: str = "COMM_USER",
+        password: str = "fake-password",
+        client_id: str = "fake-client",
+        client_secret: str = "fake-client-secret",
+        api_key: str = "fake-api-key",
+        token_ttl_s: int = 3600,
+        server_page_size: int | None = None,
+        ignore_skip: bool = False,
+        now: datetime | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.spec = DataSpec(
+            customers=customers,
+            suppliers=suppliers,
+            both=both,
+            sales_orders=sales_orders,
+            billing_documents=billing_documents,
+            now=now or datetime(2026, 1, 15, 12, 0, tzinfo=UTC),
+            seed=seed,
+        )
+        self.data, self._generator = generate(self.spec)
+        if len(self.data.partners) + len(self.data.sales_orders) > _FREEZE_ABOVE:
+            gc.freeze()  # keep the big, acyclic data out of every later GC pass (pages stay fast)
+        self.index = RowIndex(self.data)
+        self.odata_version: Version = odata_version
+        self.base_url = base_url.rstrip("/")
+        self.sap_client = sap_client
+        self.auth: AuthMode = auth
+        self.username, self.password = username, password
+        self.client_id, self.client_secret, self.api_key = client_id, client_secret, api_key
+        self.token_ttl_s = token_ttl_s
+        self.server_page_size = server_page_size
+        self.ignore_skip = ignore_skip
+        self.clock: Clock = clock or FrozenClock(self.spec.now)
+        self.faults: list[Fault] = []
+        self.requests_by_path: Counter[str] = Counter()
+        self.requests_without_client = 0
+        self.tokens_issued = 0
+        self.last_request: httpx.Request | None = None
+        self._tokens: dict[str, datetime] = {}
+        self._last_collection: dict[str, bytes] = {}
+
+    # Public helpers --------------------------------------------------------------------------
+    @property
+    def token_url(self) -> str:
+        return self.base_url + TOKEN_PATH
+
+    def service_path(self, service: str) -> str:
+        return SERVICE_PATHS[self.odata_version][service]
+
+    def url(self, entity_set: str) -> str:
+        return f"{self.base_url}{self.service_path(ENTITY_SETS[entity_set].service)}/{entity_set}"
+
+    @property
+    def request_count(self) -> int:
+        return sum(self.requests_by_path.values())
+
+    def requests_to(self, entity_set: str) -> int:
+        """Requests made to an entity set's collection (all pages)."""
+        return self.requests_by_path[urllib.parse.urlparse(self.url(entity_set)).path]
+
+    def inject(self, kind: FaultKind, **options: Any) -> Fault:
+        """Queue a fault: e.g. ``inject("rate_limit", times=2, retry_after="7")``."""
+        fault = Fault(kind, **options)
+        self.faults.append(fault)
+        return fault
+
+    def expire_tokens(self) -> None:
+        """Every OAuth token issued so far stops working (the next call gets 401)."""
+        past = self.clock.now() - timedelta(seconds=1)
+        self._tokens = dict.fromkeys(self._tokens, past)
+
+    # Data-changing helpers -------------------------------------------------------------------
+    def modify(
+        self,
+        entity_set: str,
+        key: str | tuple[str, ...],
+        *,
+        at: datetime,
+        touch_partner: bool = True,
+        **changes: Any,
+    ) -> None:
+        """Change a row and stamp its change time with ``at``.
+
+        Customer/supplier sub-entities have no change stamp of their own; ``touch_partner`` says
+        whether the change moves the business partner's LastChangeDate (unverified in real SAP).
+        """
+        row = self._row(entity_set, key)
+        unknown = set(changes) - set(row)
+        if unknown:
+            raise ValueError(f"{entity_set} has no field(s) {', '.join(sorted(unknown))}")
+        row.update(changes)
+        self._stamp(entity_set, row, at, touch_partner)
+        self.index.changed()
+
+    def bulk_stamp(self, entity_set: str, at: datetime, keys: list[str] | None = None) -> int:
+        """Stamp many rows with one change time (a mass update); returns how many."""
+        table = self._table(entity_set)
+        chosen = list(table) if keys is None else keys
+        for key in chosen:
+            self._stamp(entity_set, table[key], at, True)
+        self.index.changed()
+        return len(chosen)
+
+    def delete(self, entity_set: str, key: str) -> None:
+        """Remove a partner (with its roles), a sales order or a billing document."""
+        table = self._table(entity_set)
+        if key not in table:
+            raise KeyError(f"{entity_set}({key!r}) does not exist")
+        del table[key]
+        if entity_set == "A_BusinessPartner":
+            for address in self.data.addresses.pop(key, []):
+                self.data.emails.pop(address["AddressID"], None)
+                self.data.phones.pop(address["AddressID"], None)
+            for name in (
+                "customers",
+                "customer_companies",
+                "customer_sales_areas",
+                "suppliers",
+                "supplier_companies",
+            ):
+                getattr(self.data, name).pop(key, None)
+        self.index.changed()
+
+    def add_partner(
+        self,
+        *,
+        customer: bool = True,
+        supplier: bool = False,
+        created: datetime | None = None,
+        changed: datetime | None = None,
+        **fields: Any,
+    ) -> str:
+        """A new business partner (number returned); ``changed=None`` leaves LastChangeDate null."""
+        number = self._generator.partner(
+            customer=customer,
+            supplier=supplier,
+            created=created or self.clock.now(),
+            changed=changed,
+            overrides=fields,
+        )
+        self.index.changed()
+        return number
+
+    def add_sales_order(self, sold_to: str, *, created: datetime | None = None, **fields: Any) -> str:
+        number = self._generator.sales_order(sold_to, created=created or self.clock.now(), overrides=fields)
+        self.data.sales_orders[number]["LastChangeDateTime"] = created or self.clock.now()
+        self.index.changed()
+        return number
+
+    def add_billing_document(
+        self, sales_order: str, *, created: datetime | None = None, **fields: Any
+    ) -> str:
+        order = self.data.sales_orders[sales_order]
+        number = self._generator.billing_document(
+            order, created=created or self.clock.now(), overrides=fields
+        )
+        self.index.changed()
+        return number
+
+    def _table(self, entity_set: str) -> dict[str, Row]:
+        tables = {
+            "A_BusinessPartner": self.data.partners,
+            "A_Customer": self.data.customers,
+            "A_Supplier": self.data.suppliers,
+            "A_SalesOrder": self.data.sales_orders,
+            "A_BillingDocument": self.data.billing_documents,
+        }
+        if entity_set not in tables:
+            raise ValueError(f"no helper for {entity_set}; use one of {', '.join(tables)}")
+        return tables[entity_set]
+
+    def _row(self, entity_set: str, key: str | tuple[str, ...]) -> Row:
+        if isinstance(key, str):
+            return self._table(entity_set)[key]
+        children = {
+            "A_CustomerCompany": self.data.customer_companies,
+            "A_CustomerSalesArea": self.data.customer_sales_areas,
+            "A_SupplierCompany": self.data.supplier_companies,
+        }[entity_set]
+        keys = ENTITY_SETS[entity_set].keys
+        for row in children.get(key[0], []):
+            if all(str(row[k]) == v for k, v in zip(keys, key, strict=False)):
+                return row
+        raise KeyError(f"{entity_set}{key} does not exist")
+
+    def _stamp(self, entity_set: str, row: Row, at: datetime, touch_partner: bool) -> None:
+        if entity_set == "A_BusinessPartner":
+            row["LastChangeDate"], row["LastChangeTime"] = stamp(at)
+        elif entity_set in ("A_SalesOrder", "A_BillingDocument"):
+            row["LastChangeDateTime"] = at.astimezone(UTC)
+            row["LastChangeDate"] = at.astimezone(UTC).date()
+        elif touch_partner:
+            owner = row.get("Customer") or row.get("Supplier")
+            partner = self.data.partners.get(owner) if owner else None
+            if partner is not None:
+                partner["LastChangeDate"], partner["LastChangeTime"] = stamp(at)
+
+    # The server ------------------------------------------------------------------------------
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        """Answer one HTTP request as SAP would."""
+        self.last_request = request
+        path = request.url.path
+        self.requests_by_path[path] += 1
+        if path == TOKEN_PATH:
+            return self._token(request)
+        fault = self._take_fault(request, ("rate_limit", "server_error", "timeout"))
+        if fault is not None:
+            return self._fail(request, fault)
+        refusal = self._check_auth(request)
+        if refusal is not None:
+            return refusal
+        try:
+            response = self._route(request)
+        except QueryError as exc:
+            return self._error(400, "/IWBEP/CM_MGW_RT/004", str(exc))
+        except FilterError as exc:
+            return self._error(400, "/IWBEP/CM_MGW_RT/022", f"Invalid filter expression: {exc}")
+        return self._after(request, response)
+
+    def _service(self, path: str) -> tuple[str, str] | None:
+        for service, root in SERVICE_PATHS[self.odata_version].items():
+            if path.startswith(root + "/"):
+                return service, path[len(root) + 1 :]
+        return None
+
+    def _route(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "GET":
+            return self._error(405, "/IWBEP/CM_MGW_RT/001", f"method {request.method} is not supported")
+        found = self._service(request.url.path)
+        if found is None:
+            return self._error(
+                404, "/IWFND/MED/170", f"No service found for namespace, name, version {request.url.path}"
+            )
+        service, remainder = found
+        if remainder in ("", "$metadata"):
+            return httpx.Response(200, text="<edmx:Edmx/>", headers={"content-type": "application/xml"})
+        resource = parse_resource(urllib.parse.unquote(remainder))
+        entity_set = ENTITY_SETS.get(resource.entity_set)
+        if entity_set is None or entity_set.service != service:
+            return self._error(
+                404, "/IWBEP/CM_MGW_RT/021", f"Resource not found for segment '{resource.entity_set}'"
+            )
+        params = request.url.params
+        if self.odata_version == "v2" and not _wants_json(request):
+            return httpx.Response(
+                200,
+                text="<feed xmlns='http://www.w3.org/2005/Atom'/>",
+                headers={"content-type": "application/atom+xml"},
+            )
+        if resource.key is not None:
+            return self._single(request, entity_set, resource.key, params)
+        rows = self.index.query(entity_set, params.get("$filter", ""), params.get("$orderby", ""))
+        if resource.count:
+            return httpx.Response(200, text=str(len(rows)), headers={"content-type": "text/plain"})
+        return self._collection(request, entity_set, rows, params)
+
+    def _single(
+        self,
+        request: httpx.Request,
+        entity_set: EntitySet,
+        key: dict[str, str] | list[str],
+        params: httpx.QueryParams,
+    ) -> httpx.Response:
+        wanted = tuple(key[k] for k in entity_set.keys if k in key) if isinstance(key, dict) else tuple(key)
+        if len(wanted) != len(entity_set.keys):
+            raise QueryError(f"{entity_set.name} needs the key {', '.join(entity_set.keys)}")
+        row = next((r for r in self.index.ordered(entity_set) if entity_set.key_of(r) == wanted), None)
+        if row is None:
+            return self._error(
+                404, "/IWBEP/CM_MGW_RT/020", f"Resource not found for segment '{entity_set.name}'"
+            )
+        renderer = _Renderer(self, request, params)
+        body = renderer.entity(row, entity_set, renderer.expand(entity_set), renderer.select(entity_set))
+        payload = {"d": body} if self.odata_version == "v2" else body
+        return _json(payload)
+
+    def _collection(
+        self, request: httpx.Request, entity_set: EntitySet, rows: list[Row], params: httpx.QueryParams
+    ) -> httpx.Response:
+        skiptoken = parse_int("$skiptoken", params.get("$skiptoken"))
+        skip = parse_int("$skip", params.get("$skip")) or 0
+        top = parse_int("$top", params.get("$top"))
+        start = skiptoken if skiptoken is not None else (0 if self.ignore_skip else skip)
+        window_end = len(rows) if top is None else min(len(rows), start + top)
+        page_end = window_end
+        if self.server_page_size is not None:
+            page_end = min(window_end, start + self.server_page_size)
+        renderer = _Renderer(self, request, params)
+        expand, select = renderer.expand(entity_set), renderer.select(entity_set)
+        results = [renderer.entity(row, entity_set, expand, select) for row in rows[start:page_end]]
+        next_link = None
+        if page_end < window_end:
+            next_link = _next_link(request, page_end, None if top is None else window_end - page_end)
+        counted = params.get("$inlinecount") == "allpages" or params.get("$count") == "true"
+        if self.odata_version == "v2":
+            container: dict[str, Any] = {"results": results}
+            if counted:
+                container["__count"] = str(len(rows))
+            if next_link:
+                container["__next"] = next_link
+            payload: dict[str, Any] = {"d": container}
+        else:
+            payload = {"@odata.context": f"$metadata#{entity_set.name}"}
+            if counted:
+                payload["@odata.count"] = len(rows)
+            payload["value"] = results
+            if next_link:
+                payload["@odata.nextLink"] = next_link
+        response = _json(payload)
+        response.extensions["collection"] = True
+        return response
+
+    def _after(self, request: httpx.Request, response: httpx.Response) -> httpx.Response:
+        """Faults that bend a successful answer: repeated page, foreign next link, bad JSON, warnings."""
+        path = request.url.path
+        if response.extensions.get("collection"):
+            if path in self._last_collection and self._take_fault(request, ("repeat_page",)) is not None:
+                response = httpx.Response(200, content=self._last_collection[path], headers=response.headers)
+            elif self._take_fault(request, ("foreign_next",)) is not None:
+                response = _json(_with_foreign_next(response, self.odata_version, request))
+            self._last_collection[path] = response.content
+        if response.status_code == 200 and self._take_fault(request, ("malformed_json",)) is not None:
+            response = httpx.Response(
+                200, content=response.content[: len(response.content) // 2], headers=response.headers
+            )
+        warning = self._take_fault(request, ("sap_message",))
+        if warning is not None:
+            response.headers["sap-message"] = dumps(
+                {
+                    "code": "ZFAKE/001",
+                    "message": warning.message or "Fake warning",
+                    "severity": "warning",
+                    "target": "",
+                    "details": [],
+                }
+            ).decode()
+        return response
+
+    # Faults, auth, errors --------------------------------------------------------------------
+    def _take_fault(self, request: httpx.Request, kinds: tuple[FaultKind, ...]) -> Fault | None:
+        for fault in self.faults:
+            if fault.kind not in kinds or fault.times <= 0:
+                continue
+            if fault.entity_set is not None and f"/{fault.entity_set}" not in request.url.path:
+                continue
+            if fault.after > 0:
+                fault.after -= 1
+                return None
+            fault.times -= 1
+            if fault.times == 0:
+                self.faults.remove(fault)
+            return fault
+        return None
+
+    def _fail(self, request: httpx.Request, fault: Fault) -> httpx.Response:
+        if fault.kind == "timeout":
+            raise httpx.ReadTimeout("fake SAP: read timed out", request=request)
+        if fault.kind == "rate_limit":
+            headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            body = {
+                "fault": {
+                    "faultstring": "Rate limit quota violation. Quota limit exceeded.",
+                    "detail": {"errorcode": "policies.ratelimit.QuotaViolation"},
+                }
+            }
+            return httpx.Response(
+                429, content=dumps(body), headers={"content-type": "application/json", **headers}
+            )
+        return self._error(fault.status, "/IWFND/CM_BEC/026", fault.message or "Backend system unavailable")
+
+    def _error(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> httpx.Response:
+        return httpx.Response(
+            status,
+            content=error_body(self.odata_version, code, message),
+            headers={"content-type": "application/json", **(headers or {})},
+        )
+
+    def _check_auth(self, request: httpx.Request) -> httpx.Response | None:
+        client = request.url.params.get("sap-client")
+        if client is None:
+            self.requests_without_client += 1
+        if self.sap_client is not None and client != self.sap_client:
+            return _logon_failed(f"Logon failed: client {client or '000 (default)'} does not know this user")
+        header = request.headers.get("authorization", "")
+        if self.auth == "basic":
+            expected = base64.b64encode(f"{self.username}:{self.password}".encode()).decode()
+            if header != f"Basic {expected}":
+                return _logon_failed("Logon failed")
+        elif self.auth == "oauth":
+            token = header[7:] if header.lower().startswith("bearer ") else ""
+            expires = self._tokens.get(token)
+            if expires is None or expires <= self.clock.now():
+                return _logon_failed("invalid_token", bearer=True)
+        elif self.auth == "apikey" and request.headers.get("APIKey") != self.api_key:
+            return httpx.Response(
+                401,
+                content=dumps(
+                    {
+                        "fault": {
+                            "faultstring": "Invalid ApiKey",
+                            "detail": {"errorcode": "oauth.v2.InvalidApiKey"},
+                        }
+                    }
+                ),
+                headers={"content-type": "application/json"},
+            )
+        return None
+
+    def _token(self, request: httpx.Request) -> httpx.Response:
+        form = urllib.parse.parse_qs(request.content.decode())
+        client_id = (form.get("client_id") or [""])[0]
+        client_secret = (form.get("client_secret") or [""])[0]
+        header = request.headers.get("authorization", "")
+        if header.lower().startswith("basic "):
+            decoded = base64.b64decode(header[6:]).decode()
+            client_id, _, client_secret = decoded.partition(":")
+        if request.method != "POST" or (form.get("grant_type") or [""])[0] != "client_credentials":
+            return httpx.Response(400, json={"error": "unsupported_grant_type"})
+        if client_id != self.client_id or client_secret != self.client_secret:
+            return httpx.Response(
+                401, json={"error": "invalid_client", "error_description": "Bad credentials"}
+            )
+        token = secrets.token_urlsafe(24)
+        self._tokens[token] = self.clock.now() + timedelta(seconds=self.token_ttl_s)
+        self.tokens_issued += 1
+        return httpx.Response(
+            200,
+            json={
+                "access_token": token,
+                "token_type": "bearer",
+                "expires_in": self.token_ttl_s,
+                "scope": "uaa.resource",
+            },
+        )
+
+
+class _Renderer:
+    """Encodes rows for one request (version, decimals, expansions, selection)."""
+
+    def __init__(self, fake: FakeSAP, request: httpx.Request, params: httpx.QueryParams) -> None:
+        self.fake = fake
+        self.version = fake.odata_version
+        self.params = params
+        accept = request.headers.get("accept", "")
+        self.encode = v2_value if self.version == "v2" else v4_encoder("IEEE754Compatible=true" in accept)
+        self.root = f"{request.url.scheme}://{request.url.netloc.decode()}"
+        self._metas: dict[str, tuple[str, str]] = {}
+
+    def expand(self, entity_set: EntitySet) -> ExpandTree:
+        text = self.params.get("$expand", "")
+        tree = parse_expand_v2(text) if self.version == "v2" else parse_expand_v4(text)
+        _check_tree(entity_set, tree)
+        return tree
+
+    def select(self, entity_set: EntitySet) -> list[str] | None:
+        names = parse_select(self.params.get("$select", ""))
+        if names is None:
+            return None
+        fields = self.fake.index.fields(entity_set)
+        for name in names:
+            if name not in fields and name not in entity_set.navigation and "/" not in name:
+                raise QueryError(f"Property {name} not found in type {entity_set.name}Type")
+        return names
+
+    def entity(
+        self, row: Row, entity_set: EntitySet, expand: ExpandTree, select: list[str] | None
+    ) -> dict[str, Any]:
+        encode = self.encode
+        out: dict[str, Any] = {}
+        uri = ""
+        if self.version == "v2":
+            prefix, type_name = self._meta(entity_set)
+            uri = prefix + _key_text(entity_set, row)
+            out["__metadata"] = {"id": uri, "uri": uri, "type": type_name}
+        if select is None:
+            for name, value in row.items():
+                kind = type(value)
+                out[name] = value if kind is str or kind is bool or value is None else encode(value)
+        else:
+            for name in select:
+                if name in row:
+                    out[name] = encode(row[name])
+        for nav_name, nav in entity_set.navigation.items():
+            if nav_name in expand:
+                target_set = ENTITY_SETS[nav.target]
+                found = nav.resolve(self.fake.data, row)
+                if nav.many:
+                    items = [self.entity(child, target_set, expand[nav_name], None) for child in found]
+                    out[nav_name] = {"results": items} if self.version == "v2" else items
+                else:
+                    out[nav_name] = (
+                        None if found is None else self.entity(found, target_set, expand[nav_name], None)
+                    )
+            elif self.version == "v2" and (select is None or nav_name in select):
+                out[nav_name] = {"__deferred": {"uri": f"{uri}/{nav_name}"}}
+        return out
+
+    def _meta(self, entity_set: EntitySet) -> tuple[str, str]:
+        """The URI prefix and type name of an entity set, computed once per request."""
+        meta = self._metas.get(entity_set.name)
+        if meta is None:
+            prefix = f"{self.root}{self.fake.service_path(entity_set.service)}/{entity_set.name}"
+            meta = self._metas[entity_set.name] = (prefix, f"{entity_set.service}.{entity_set.name}Type")
+        return meta
+
+
+def _check_tree(entity_set: EntitySet, tree: ExpandTree) -> None:
+    for name, children in tree.items():
+        nav = entity_set.navigation.get(name)
+        if nav is None:
+            raise QueryError(f"Property {name} not found in type {entity_set.name}Type")
+        _check_tree(ENTITY_SETS[nav.target], children)
+
+
+def _quoted(value: Any) -> str:
+    text = str(value)
+    return "'" + (text.replace("'", "''") if "'" in text else text) + "'"
+
+
+def _key_text(entity_set: EntitySet, row: Row) -> str:
+    keys = entity_set.keys
+    if len(keys) == 1:
+        return "(" + _quoted(row[keys[0]]) + ")"
+    return "(" + ",".join([k + "=" + _quoted(row[k]) for k in keys]) + ")"
+
+
+def _wants_json(request: httpx.Request) -> bool:
+    return "json" in request.headers.get("accept", "") or request.url.params.get("$format") == "json"
+
+
+def _json(payload: Any) -> httpx.Response:
+    return httpx.Response(200, content=dumps(payload), headers={"content-type": "application/json"})
+
+
+def _logon_failed(reason: str, *, bearer: bool = False) -> httpx.Response:
+    challenge = f'Bearer error="{reason}"' if bearer else 'Basic realm="SAP NetWeaver Application Server"'
+    html = f"<html><head><title>Logon Error Message</title></head><body>{reason}</body></html>"
+    return httpx.Response(
+        401, text=html, headers={"content-type": "text/html", "www-authenticate": challenge}
+    )
+
+
+def _next_link(request: httpx.Request, offset: int, remaining: int | None) -> str:
+    kept = [
+        (k, v)
+        for k, v in request.url.params.multi_items()
+        if k not in ("$skip", "$top", "$skiptoken", "$inlinecount", "$count")
+    ]
+    if remaining is not None:
+        kept.append(("$top", str(remaining)))
+    kept.append(("$skiptoken", str(offset)))
+    query = urllib.parse.urlencode(kept, safe="$',()/:")
+    return f"{request.url.scheme}://{request.url.netloc.decode()}{request.url.path}?{query}"
+
+
+def _with_foreign_next(response: httpx.Response, version: Version, request: httpx.Request) -> Any:
+    payload = json.loads(response.content)
+    link = f"{FOREIGN_HOST}{request.url.path}?$skiptoken=1000"
+    if version == "v2":
+        payload["d"]["__next"] = link
+    else:
+        payload["@odata.nextLink"] = link
+    return payload

@@ -1,0 +1,433 @@
+"""Seeded, realistic data for the fake SAP: business partners with roles, sales orders, invoices.
+
+Rows are plain dicts of typed values (``date``, aware ``datetime``, ``time``, ``Decimal``, ``bool``,
+``str``, ``None``); the fake encodes them per OData version when it answers. Generation is linear
+and cheap (100,000 partners and 200,000 documents in a few seconds), and the same seed always gives
+the same data. Business partner, customer and supplier numbers coincide, as with S/4HANA's default
+harmonised number ranges.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any, TypeVar
+
+Row = dict[str, Any]
+T = TypeVar("T")
+
+_ORG_WORDS = (
+    "Alpine", "Baltic", "Cedar", "Delta", "Emerald", "Falcon", "Granite", "Harbor", "Iron", "Juniper",
+    "Keystone", "Lumen", "Maple", "Nordic", "Orion", "Pioneer", "Quantum", "Riverside", "Summit", "Titan",
+    "Union", "Vertex", "Westfield", "Zenith",
+)  # fmt: skip
+_ORG_NOUNS = (
+    "Bearings", "Foods", "Logistics", "Machining", "Pharma", "Plastics", "Retail", "Steelworks",
+    "Textiles", "Tools", "Electronics", "Packaging", "Motors", "Chemicals", "Furniture", "Optics",
+)  # fmt: skip
+_ORG_SUFFIXES = ("GmbH", "AG", "Inc.", "Ltd.", "S.A.", "B.V.", "LLC", "KG")
+_FIRST = ("Anna", "Ben", "Clara", "David", "Elif", "Felix", "Greta", "Hugo", "Ines", "Jonas", "Karin", "Luca")
+_LAST = ("Meyer", "Novak", "O'Neill", "Schmidt", "Rossi", "Dubois", "Jensen", "Kowalski", "Garcia", "Sato")
+_PLACES = (
+    ("Walldorf", "BW", "69190", "DE"), ("Berlin", "BE", "10115", "DE"), ("Hamburg", "HH", "20095", "DE"),
+    ("Vienna", "9", "1010", "AT"), ("Zurich", "ZH", "8001", "CH"), ("Newtown Square", "PA", "19073", "US"),
+    ("Chicago", "IL", "60601", "US"), ("Lyon", "69", "69001", "FR"), ("Milan", "MI", "20121", "IT"),
+)  # fmt: skip
+_STREETS = ("Dietmar-Hopp-Allee", "Main Street", "Hauptstrasse", "Rue de la Paix", "Via Roma", "Oak Avenue")
+_TERMS = ("0001", "0002", "NT30", "NT45", "NT60", "Z014")
+_SALES_AREAS = (("1010", "10", "00", "EUR"), ("1710", "10", "00", "USD"))
+_PO_PREFIXES = ("PO-", "4500", "ORD-", "")
+EPOCH_START = datetime(2019, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class DataSpec:
+    """How much to generate. ``both`` partners carry a customer and a supplier role."""
+
+    customers: int = 50
+    suppliers: int = 20
+    both: int | None = None
+    sales_orders: int = 100
+    billing_documents: int | None = None
+    now: datetime = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
+    seed: int = 0
+
+    @property
+    def both_count(self) -> int:
+        return min(self.customers, self.suppliers) // 5 if self.both is None else self.both
+
+    @property
+    def billing_count(self) -> int:
+        return self.sales_orders // 2 if self.billing_documents is None else self.billing_documents
+
+
+@dataclass(slots=True)
+class SAPData:
+    """Every table of the fake, keyed for direct lookup."""
+
+    partners: dict[str, Row] = field(default_factory=dict)
+    addresses: dict[str, list[Row]] = field(default_factory=dict)  # by BusinessPartner
+    emails: dict[str, list[Row]] = field(default_factory=dict)  # by AddressID
+    phones: dict[str, list[Row]] = field(default_factory=dict)  # by AddressID
+    customers: dict[str, Row] = field(default_factory=dict)
+    customer_companies: dict[str, list[Row]] = field(default_factory=dict)  # by Customer
+    customer_sales_areas: dict[str, list[Row]] = field(default_factory=dict)  # by Customer
+    suppliers: dict[str, Row] = field(default_factory=dict)
+    supplier_companies: dict[str, list[Row]] = field(default_factory=dict)  # by Supplier
+    sales_orders: dict[str, Row] = field(default_factory=dict)
+    billing_documents: dict[str, Row] = field(default_factory=dict)
+    next_partner: int = 10_000_000
+    next_address: int = 100_000
+    next_sales_order: int = 10_000_000
+    next_billing_document: int = 90_000_000
+
+
+@lru_cache(maxsize=8192)
+def _domain(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())[:16] or "example"
+
+
+def stamp(moment: datetime) -> tuple[date, time]:
+    """A UTC moment as SAP's day-granular date plus a whole-second time."""
+    utc = moment.astimezone(UTC)
+    return utc.date(), utc.time().replace(microsecond=0)
+
+
+class Generator:
+    """Creates rows; also used by the fake's ``add_*`` helpers so added rows look generated."""
+
+    def __init__(self, data: SAPData, spec: DataSpec) -> None:
+        self.data = data
+        self.spec = spec
+        self.rng = random.Random(spec.seed)
+        self._random = self.rng.random
+        self._span = max(1, int((spec.now - EPOCH_START).total_seconds()))
+
+    # Helpers ---------------------------------------------------------------------------------
+    def _pick(self, options: Sequence[T]) -> T:
+        """``random.choice`` without its overhead (generation draws millions of values)."""
+        return options[int(self._random() * len(options))]
+
+    def _int(self, low: int, high: int | None = None) -> int:
+        """A value in ``[low, high)`` (or ``[0, low)``), like ``randrange`` but cheaper."""
+        if high is None:
+            low, high = 0, low
+        return low + int(self._random() * (high - low))
+
+    def _moment(self, after: datetime = EPOCH_START) -> datetime:
+        span = max(1, int((self.spec.now - after).total_seconds()))
+        return after + timedelta(seconds=self._int(span))
+
+    def _money(self, low: int, high: int) -> Decimal:
+        return Decimal(self._int(low * 100, high * 100)) / 100
+
+    # Business partners -----------------------------------------------------------------------
+    def generate(self) -> None:
+        spec = self.spec
+        only_customers = spec.customers - spec.both_count
+        roles = [(True, False)] * only_customers + [(True, True)] * spec.both_count
+        roles += [(False, True)] * (spec.suppliers - spec.both_count)
+        for is_customer, is_supplier in roles:
+            created = self._moment()
+            changed = None if self.rng.random() < 0.25 else self._moment(created)
+            self.partner(customer=is_customer, supplier=is_supplier, created=created, changed=changed)
+        customer_ids = list(self.data.customers)
+        for _ in range(spec.sales_orders if customer_ids else 0):
+            self.sales_order(self._pick(customer_ids))
+        orders = list(self.data.sales_orders.values())
+        for _ in range(spec.billing_count if orders else 0):
+            self.billing_document(self._pick(orders))
+
+    def partner(
+        self,
+        *,
+        customer: bool,
+        supplier: bool,
+        created: datetime,
+        changed: datetime | None,
+        overrides: Row | None = None,
+    ) -> str:
+        rng, data = self.rng, self.data
+        number = str(data.next_partner)
+        data.next_partner += 1
+        is_person = rng.random() < 0.1
+        first, last = self._pick(_FIRST), self._pick(_LAST)
+        org = f"{self._pick(_ORG_WORDS)} {self._pick(_ORG_NOUNS)} {self._pick(_ORG_SUFFIXES)}"
+        name = f"{first} {last}" if is_person else org
+        created_on, created_at = stamp(created)
+        changed_on, changed_at = stamp(changed) if changed else (None, None)
+        data.partners[number] = {
+            "BusinessPartner": number,
+            "Customer": number if customer else "",
+            "Supplier": number if supplier else "",
+            "BusinessPartnerCategory": "1" if is_person else "2",
+            "BusinessPartnerGrouping": "BP02",
+            "BusinessPartnerFullName": name,
+            "BusinessPartnerName": name,
+            "OrganizationBPName1": "" if is_person else org,
+            "OrganizationBPName2": "",
+            "FirstName": first if is_person else "",
+            "LastName": last if is_person else "",
+            "SearchTerm1": name[:20].upper(),
+            "BusinessPartnerIsBlocked": rng.random() < 0.02,
+            "IsMarkedForArchiving": False,
+            "CreationDate": created_on,
+            "CreationTime": created_at,
+            "LastChangeDate": changed_on,
+            "LastChangeTime": changed_at,
+            **(overrides or {}),
+        }
+        self._addresses(number, name, created)
+        vat = f"DE{self._int(10**8, 10**9)}"
+        if customer:
+            self._customer(number, name, vat, created_on)
+        if supplier:
+            self._supplier(number, name, vat, created_on)
+        return number
+
+    def _addresses(self, partner: str, name: str, created: datetime) -> None:
+        rng, data = self.rng, self.data
+        rows = []
+        for _ in range(1 if rng.random() < 0.85 else 2):
+            address_id = str(data.next_address)
+            data.next_address += 1
+            city, region, postal, country = self._pick(_PLACES)
+            rows.append(
+                {
+                    "BusinessPartner": partner,
+                    "AddressID": address_id,
+                    "StreetName": self._pick(_STREETS),
+                    "HouseNumber": str(self._int(1, 200)),
+                    "AdditionalStreetPrefixName": "",
+                    "CityName": city,
+                    "Region": region,
+                    "PostalCode": postal,
+                    "Country": country,
+                    "ValidityStartDate": created.replace(microsecond=0),
+                    "ValidityEndDate": datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC),
+                }
+            )
+            domain = _domain(name)
+            data.emails[address_id] = [
+                {
+                    "AddressID": address_id,
+                    "Person": "",
+                    "OrdinalNumber": str(n),
+                    "IsDefaultEmailAddress": n == 1,
+                    "EmailAddress": f"{box}@{domain}.example.com",
+                }
+                for n, box in enumerate(("billing", "info")[: self._int(0, 3)], start=1)
+            ]
+            data.phones[address_id] = (
+                [
+                    {
+                        "AddressID": address_id,
+                        "Person": "",
+                        "OrdinalNumber": "1",
+                        "DestinationLocationCountry": country,
+                        "IsDefaultPhoneNumber": True,
+                        "PhoneNumber": f"+{self._int(1, 50)} {self._int(100, 999)} {self._int(10**5, 10**6)}",
+                        "PhoneNumberExtension": "",
+                        "PhoneNumberType": "1",
+                    }
+                ]
+                if rng.random() < 0.8
+                else []
+            )
+        data.addresses[partner] = rows
+
+    def _customer(self, number: str, name: str, vat: str, created_on: date) -> None:
+        rng, data = self.rng, self.data
+        data.customers[number] = {
+            "Customer": number,
+            "CustomerName": name[:35],
+            "CustomerFullName": name,
+            "CustomerAccountGroup": "CUST",
+            "CustomerClassification": self._pick(("A", "B", "C", "")),
+            "OrderIsBlockedForCustomer": "01" if rng.random() < 0.05 else "",
+            "DeliveryIsBlocked": "",
+            "BillingIsBlockedForCustomer": "",
+            "PostingIsBlocked": False,
+            "DeletionIndicator": rng.random() < 0.02,
+            "VATRegistration": vat,
+            "CreationDate": created_on,
+        }
+        company_terms = self._pick(_TERMS)
+        codes = ["1010"] + (["1710"] if rng.random() < 0.3 else [])
+        data.customer_companies[number] = [
+            {
+                "Customer": number,
+                "CompanyCode": code,
+                "PaymentTerms": company_terms,
+                "PaymentMethodsList": "T",
+                "PaymentBlockingReason": "",
+                "ReconciliationAccount": "12100000",
+                "AccountingClerk": "",
+                "PhysicalInventoryBlockInd": False,
+                "DeletionIndicator": False,
+            }
+            for code in codes
+        ]
+        areas = _SALES_AREAS[: 1 if rng.random() < 0.8 else 2]
+        data.customer_sales_areas[number] = [
+            {
+                "Customer": number,
+                "SalesOrganization": org,
+                "DistributionChannel": channel,
+                "Division": division,
+                "Currency": currency,
+                "CustomerPaymentTerms": company_terms if rng.random() < 0.7 else self._pick(_TERMS),
+                "IncotermsClassification": self._pick(("EXW", "FCA", "DAP", "DDP")),
+                "IncotermsLocation1": "",
+                "CustomerPriceGroup": self._pick(("01", "02", "")),
+                "CustomerAccountAssignmentGroup": "01",
+                "DeletionIndicator": False,
+            }
+            for org, channel, division, currency in areas
+        ]
+
+    def _supplier(self, number: str, name: str, vat: str, created_on: date) -> None:
+        rng, data = self.rng, self.data
+        data.suppliers[number] = {
+            "Supplier": number,
+            "SupplierName": name[:35],
+            "SupplierFullName": name,
+            "SupplierAccountGroup": "SUPL",
+            "PostingIsBlocked": False,
+            "PurchasingIsBlocked": rng.random() < 0.03,
+            "PaymentIsBlockedForSupplier": False,
+            "DeletionIndicator": False,
+            "VATRegistration": vat,
+            "CreationDate": created_on,
+        }
+        data.supplier_companies[number] = [
+            {
+                "Supplier": number,
+                "CompanyCode": "1010",
+                "PaymentTerms": self._pick(_TERMS),
+                "PaymentMethodsList": "T",
+                "PaymentBlockingReason": "",
+                "ReconciliationAccount": "21100000",
+                "SupplierIsBlockedForPosting": False,
+                "DeletionIndicator": False,
+            }
+        ]
+
+    # Documents ---------------------------------------------------------------------------------
+    def sales_order(
+        self, customer: str, *, created: datetime | None = None, overrides: Row | None = None
+    ) -> str:
+        rng, data = self.rng, self.data
+        number = str(data.next_sales_order)
+        data.next_sales_order += 1
+        created = created or self._moment()
+        changed = self._moment(created) if rng.random() < 0.6 else created
+        areas = data.customer_sales_areas.get(customer) or [{"SalesOrganization": "1010", "Currency": "EUR"}]
+        area = areas[0]
+        status = self._pick("AAABBCCCCC")
+        data.sales_orders[number] = {
+            "SalesOrder": number,
+            "SalesOrderType": "OR",
+            "SalesOrganization": area["SalesOrganization"],
+            "DistributionChannel": "10",
+            "OrganizationDivision": "00",
+            "SoldToParty": customer,
+            "SalesOrderDate": created.date(),
+            "CreationDate": created.date(),
+            "LastChangeDate": changed.date(),
+            "LastChangeDateTime": changed.replace(microsecond=(changed.microsecond // 1000) * 1000),
+            "PurchaseOrderByCustomer": f"{self._pick(_PO_PREFIXES)}{self._int(10**5, 10**6)}",
+            "TotalNetAmount": self._money(50, 250_000),
+            "TransactionCurrency": area.get("Currency", "EUR"),
+            "CustomerPaymentTerms": self._pick(_TERMS),
+            "RequestedDeliveryDate": created.date() + timedelta(days=self._int(3, 40)),
+            "OverallSDProcessStatus": status,
+            "OverallTotalDeliveryStatus": status,
+            "OverallSDDocumentRejectionSts": "C" if rng.random() < 0.02 else "A",
+            "HeaderBillingBlockReason": "",
+            "DeliveryBlockReason": "",
+            **(overrides or {}),
+        }
+        return number
+
+    def billing_document(
+        self, order: Row, *, created: datetime | None = None, overrides: Row | None = None
+    ) -> str:
+        rng, data = self.rng, self.data
+        number = str(data.next_billing_document)
+        data.next_billing_document += 1
+        created = created or order["LastChangeDateTime"] + timedelta(days=self._int(0, 20))
+        created = min(created, self.spec.now)
+        changed = created + timedelta(minutes=self._int(0, 600))
+        net = order["TotalNetAmount"]
+        created_on, created_at = stamp(created)
+        data.billing_documents[number] = {
+            "BillingDocument": number,
+            "BillingDocumentType": "F2",
+            "SDDocumentCategory": "M",
+            "SalesOrganization": order["SalesOrganization"],
+            "DistributionChannel": "10",
+            "Division": "00",
+            "BillingDocumentDate": created_on,
+            "CreationDate": created_on,
+            "CreationTime": created_at,
+            "LastChangeDate": changed.date(),
+            "LastChangeDateTime": changed.replace(microsecond=0),
+            "SoldToParty": order["SoldToParty"],
+            "PayerParty": order["SoldToParty"],
+            "PurchaseOrderByCustomer": order["PurchaseOrderByCustomer"],
+            "TotalNetAmount": net,
+            "TotalTaxAmount": (net * Decimal("0.19")).quantize(Decimal("0.01")),
+            "TransactionCurrency": order["TransactionCurrency"],
+            "CustomerPaymentTerms": order["CustomerPaymentTerms"],
+            "OverallBillingStatus": "C",
+            "AccountingPostingStatus": "C",
+            "BillingDocumentIsCancelled": rng.random() < 0.01,
+            "CancelledBillingDocument": "",
+            **(overrides or {}),
+        }
+        return number
+
+
+def sales_order_items(order: Row) -> list[Row]:
+    """Items derived from the order on demand (deterministic), so 200,000 orders cost no item rows."""
+    number = order["SalesOrder"]
+    count = 1 + int(number) % 3
+    total: Decimal = order["TotalNetAmount"] or Decimal(0)
+    share = (total / count).quantize(Decimal("0.01"))
+    rows = []
+    for n in range(1, count + 1):
+        amount = share if n < count else total - share * (count - 1)
+        rows.append(
+            {
+                "SalesOrder": number,
+                "SalesOrderItem": str(n * 10),
+                "Material": f"TG{(int(number) + n) % 30:02d}",
+                "SalesOrderItemText": f"Trading good {(int(number) + n) % 30:02d}",
+                "RequestedQuantity": Decimal(1 + (int(number) * n) % 9),
+                "RequestedQuantityUnit": "PC",
+                "NetAmount": amount,
+                "TransactionCurrency": order["TransactionCurrency"],
+            }
+        )
+    return rows
+
+
+def generate(spec: DataSpec) -> tuple[SAPData, Generator]:
+    """Generate everything. The cyclic GC is paused meanwhile: millions of new dicts would
+    trigger it hundreds of times for nothing (they hold no cycles)."""
+    data = SAPData()
+    generator = Generator(data, spec)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        generator.generate()
+    finally:
+        if was_enabled:
+            gc.enable()
+    return data, generator

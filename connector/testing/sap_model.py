@@ -1,0 +1,247 @@
+"""The fake SAP's entity sets: services, keys, navigation, and cached, ordered, filtered row lists.
+
+Ordered row lists and ``$filter`` results are cached per data version, so paging through 100,000
+partners scans them once per query, not once per page; any change to the data bumps the version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from connector.testing.sap_data import Row, SAPData, sales_order_items
+from connector.testing.sap_filter import FilterError, compile_filter
+
+SERVICE_PATHS: dict[Literal["v2", "v4"], dict[str, str]] = {
+    "v2": {
+        "API_BUSINESS_PARTNER": "/sap/opu/odata/sap/API_BUSINESS_PARTNER",
+        "API_SALES_ORDER_SRV": "/sap/opu/odata/sap/API_SALES_ORDER_SRV",
+        "API_BILLING_DOCUMENT_SRV": "/sap/opu/odata/sap/API_BILLING_DOCUMENT_SRV",
+    },
+    "v4": {
+        "API_BUSINESS_PARTNER": "/sap/opu/odata4/sap/api_business_partner/srvd_a2x/sap/businesspartner/0001",
+        "API_SALES_ORDER_SRV": "/sap/opu/odata4/sap/api_salesorder/srvd_a2x/sap/salesorder/0001",
+        "API_BILLING_DOCUMENT_SRV": (
+            "/sap/opu/odata4/sap/api_billingdocument/srvd_a2x/sap/billingdocument/0001"
+        ),
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Nav:
+    target: str
+    many: bool
+    resolve: Callable[[SAPData, Row], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EntitySet:
+    name: str
+    service: str
+    keys: tuple[str, ...]
+    rows: Callable[[SAPData], list[Row]]  # every row, any order
+    navigation: dict[str, Nav]
+
+    def key_of(self, row: Row) -> tuple[str, ...]:
+        return tuple(str(row[k]) for k in self.keys)
+
+
+def _flatten(table: dict[str, list[Row]]) -> list[Row]:
+    return [row for rows in table.values() for row in rows]
+
+
+def _partner_role(table: str, field: str) -> Callable[[SAPData, Row], Row | None]:
+    def resolve(data: SAPData, row: Row) -> Row | None:
+        number = row.get(field)
+        rows: dict[str, Row] = getattr(data, table)
+        return rows.get(number) if number else None
+
+    return resolve
+
+
+def _children(table: str, field: str) -> Callable[[SAPData, Row], list[Row]]:
+    def resolve(data: SAPData, row: Row) -> list[Row]:
+        return list(getattr(data, table).get(row[field], ()))
+
+    return resolve
+
+
+ENTITY_SETS: dict[str, EntitySet] = {
+    s.name: s
+    for s in (
+        EntitySet(
+            "A_BusinessPartner",
+            "API_BUSINESS_PARTNER",
+            ("BusinessPartner",),
+            lambda d: list(d.partners.values()),
+            {
+                "to_BusinessPartnerAddress": Nav(
+                    "A_BusinessPartnerAddress", True, _children("addresses", "BusinessPartner")
+                ),
+                "to_Customer": Nav("A_Customer", False, _partner_role("customers", "Customer")),
+                "to_Supplier": Nav("A_Supplier", False, _partner_role("suppliers", "Supplier")),
+            },
+        ),
+        EntitySet(
+            "A_BusinessPartnerAddress",
+            "API_BUSINESS_PARTNER",
+            ("BusinessPartner", "AddressID"),
+            lambda d: _flatten(d.addresses),
+            {
+                "to_EmailAddress": Nav("A_AddressEmailAddress", True, _children("emails", "AddressID")),
+                "to_PhoneNumber": Nav("A_AddressPhoneNumber", True, _children("phones", "AddressID")),
+            },
+        ),
+        EntitySet(
+            "A_AddressEmailAddress",
+            "API_BUSINESS_PARTNER",
+            ("AddressID", "Person", "OrdinalNumber"),
+            lambda d: _flatten(d.emails),
+            {},
+        ),
+        EntitySet(
+            "A_AddressPhoneNumber",
+            "API_BUSINESS_PARTNER",
+            ("AddressID", "Person", "OrdinalNumber"),
+            lambda d: _flatten(d.phones),
+            {},
+        ),
+        EntitySet(
+            "A_Customer",
+            "API_BUSINESS_PARTNER",
+            ("Customer",),
+            lambda d: list(d.customers.values()),
+            {
+                "to_CustomerCompany": Nav(
+                    "A_CustomerCompany", True, _children("customer_companies", "Customer")
+                ),
+                "to_CustomerSalesArea": Nav(
+                    "A_CustomerSalesArea", True, _children("customer_sales_areas", "Customer")
+                ),
+            },
+        ),
+        EntitySet(
+            "A_CustomerCompany",
+            "API_BUSINESS_PARTNER",
+            ("Customer", "CompanyCode"),
+            lambda d: _flatten(d.customer_companies),
+            {},
+        ),
+        EntitySet(
+            "A_CustomerSalesArea",
+            "API_BUSINESS_PARTNER",
+            ("Customer", "SalesOrganization", "DistributionChannel", "Division"),
+            lambda d: _flatten(d.customer_sales_areas),
+            {},
+        ),
+        EntitySet(
+            "A_Supplier",
+            "API_BUSINESS_PARTNER",
+            ("Supplier",),
+            lambda d: list(d.suppliers.values()),
+            {
+                "to_SupplierCompany": Nav(
+                    "A_SupplierCompany", True, _children("supplier_companies", "Supplier")
+                )
+            },
+        ),
+        EntitySet(
+            "A_SupplierCompany",
+            "API_BUSINESS_PARTNER",
+            ("Supplier", "CompanyCode"),
+            lambda d: _flatten(d.supplier_companies),
+            {},
+        ),
+        EntitySet(
+            "A_SalesOrder",
+            "API_SALES_ORDER_SRV",
+            ("SalesOrder",),
+            lambda d: list(d.sales_orders.values()),
+            {"to_Item": Nav("A_SalesOrderItem", True, lambda d, row: sales_order_items(row))},
+        ),
+        EntitySet(
+            "A_SalesOrderItem",
+            "API_SALES_ORDER_SRV",
+            ("SalesOrder", "SalesOrderItem"),
+            lambda d: [item for order in d.sales_orders.values() for item in sales_order_items(order)],
+            {},
+        ),
+        EntitySet(
+            "A_BillingDocument",
+            "API_BILLING_DOCUMENT_SRV",
+            ("BillingDocument",),
+            lambda d: list(d.billing_documents.values()),
+            {},
+        ),
+    )
+}
+
+
+class RowIndex:
+    """Ordered and filtered row lists per entity set, valid while the data version is unchanged."""
+
+    def __init__(self, data: SAPData) -> None:
+        self.data = data
+        self.version = 0
+        self._ordered: dict[str, tuple[int, list[Row]]] = {}
+        self._queries: dict[tuple[str, str, str], tuple[int, list[Row]]] = {}
+        self._fields: dict[str, frozenset[str]] = {}
+
+    def changed(self) -> None:
+        self.version += 1
+        if len(self._queries) > 256:
+            self._queries.clear()
+
+    def fields(self, entity_set: EntitySet) -> frozenset[str]:
+        known = self._fields.get(entity_set.name)
+        if known is None:
+            rows = self.ordered(entity_set)
+            if not rows:
+                return frozenset()
+            known = self._fields[entity_set.name] = frozenset(rows[0])
+        return known
+
+    def ordered(self, entity_set: EntitySet) -> list[Row]:
+        cached = self._ordered.get(entity_set.name)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        rows = entity_set.rows(self.data)
+        if len(entity_set.keys) == 1:
+            key = entity_set.keys[0]
+            rows.sort(key=lambda r: r[key])
+        else:
+            rows.sort(key=entity_set.key_of)
+        self._ordered[entity_set.name] = (self.version, rows)
+        return rows
+
+    def query(self, entity_set: EntitySet, filter_text: str, orderby: str) -> list[Row]:
+        """Rows matching ``filter_text`` in ``orderby`` order (key order when empty)."""
+        cache_key = (entity_set.name, filter_text, orderby)
+        cached = self._queries.get(cache_key)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        rows = self.ordered(entity_set)
+        fields = self.fields(entity_set)
+        if filter_text:
+            predicate = compile_filter(filter_text, fields)
+            try:
+                rows = [row for row in rows if predicate(row)]
+            except TypeError as exc:
+                raise FilterError(f"incompatible types in $filter: {exc}") from None
+        if orderby:
+            rows = _order(rows, orderby, fields)
+        self._queries[cache_key] = (self.version, rows)
+        return rows
+
+
+def _order(rows: list[Row], orderby: str, fields: frozenset[str]) -> list[Row]:
+    result = list(rows)
+    for part in reversed([p.strip() for p in orderby.split(",") if p.strip()]):
+        name, _, direction = part.partition(" ")
+        direction = direction.strip().lower() or "asc"
+        if name not in fields or direction not in ("asc", "desc"):
+            raise FilterError(f"invalid $orderby {part!r}")
+        result.sort(key=lambda r, n=name: (r.get(n) is not None, r.get(n)), reverse=direction == "desc")  # type: ignore[misc]
+    return result
