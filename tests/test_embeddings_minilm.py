@@ -1,0 +1,97 @@
+"""The offline MiniLM embedder: real model, verified files, no network."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from connector.embeddings import MiniLMEmbedder, embedder_for
+from connector.embeddings.minilm import DIMENSION, MODEL_ID, TOKENIZER_PATH, default_model_path
+from connector.errors import ConfigError
+from connector.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def test_vectors_are_unit_length_rows_of_the_model_dimension(embedder: MiniLMEmbedder) -> None:
+    vectors = embedder.embed(["Credit memo CM-000311 issued", "Late delivery of SO-000123"])
+    assert vectors.shape == (2, DIMENSION)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_paraphrase_scores_higher_than_unrelated_text(embedder: MiniLMEmbedder) -> None:
+    case, paraphrase, unrelated = embedder.embed(
+        [
+            "The customer was invoiced twice for the same order and got a credit memo.",
+            "Why was I billed two times?",
+            "The pallet of copper fittings arrived nine days late.",
+        ]
+    )
+    assert float(case @ paraphrase) > float(case @ unrelated) + 0.1
+
+
+def test_batched_embedding_keeps_input_order_and_matches_single_texts(embedder: MiniLMEmbedder) -> None:
+    texts = [
+        "short",
+        "a much longer sentence about a disputed invoice INV-004821 and its credit memo",
+        "mid one",
+    ]
+    batched = embedder.embed(texts)
+    singles = np.vstack([embedder.embed([t]) for t in texts])
+    np.testing.assert_allclose(batched, singles, atol=1e-4)
+
+
+def test_empty_input_gives_an_empty_matrix(embedder: MiniLMEmbedder) -> None:
+    assert embedder.embed([]).shape == (0, DIMENSION)
+
+
+def test_model_id_names_the_model_and_settings_pick_it() -> None:
+    chosen = embedder_for(Settings())
+    assert chosen.model_id == MODEL_ID
+    assert chosen.dimension == DIMENSION
+
+
+def test_tampered_tokenizer_is_refused(tmp_path: Path) -> None:
+    copy = tmp_path / "tokenizer.json"
+    shutil.copy(TOKENIZER_PATH, copy)
+    with copy.open("a", encoding="utf-8") as handle:
+        handle.write(" ")
+    with pytest.raises(ConfigError, match=r"embedding tokenizer .* sha256"):
+        MiniLMEmbedder(tokenizer_path=copy).embed(["x"])
+
+
+def test_wrong_model_file_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not a model")
+    with pytest.raises(ConfigError, match="embedding model"):
+        MiniLMEmbedder(model_path=fake).embed(["x"])
+
+
+def test_model_file_ships_with_the_pinned_package() -> None:
+    assert default_model_path().name == "model.onnx"
+    assert default_model_path().stat().st_size == 22_928_619
+
+
+def test_loading_and_embedding_make_no_network_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    attempts: list[Any] = []
+
+    def refuse(self: socket.socket, address: Any) -> None:
+        attempts.append(address)
+        raise OSError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: refuse(None, a))  # type: ignore[arg-type]
+    fresh = MiniLMEmbedder()
+    vectors = fresh.embed(["Has this customer disputed an invoice before?"])
+    assert vectors.shape == (1, DIMENSION)
+    assert attempts == []
