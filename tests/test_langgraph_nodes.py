@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +13,7 @@ pytest.importorskip("langgraph", reason="the langgraph extra is not installed")
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from connector.errors import ScopeError
-from connector.integrations.langgraph import inject_memory, record_memory
+from connector.integrations.langgraph import ainject_memory, inject_memory, record_memory
 
 
 @dataclass
@@ -34,6 +35,9 @@ class RecordingMemory:
         self.builds.append((args, kw))
         return Context(f"context for {args[1]!r}")
 
+    async def abuild_context(self, *args: Any, **kw: Any) -> Context:
+        return self.build_context(*args, **kw)
+
 
 def state(**kw: Any) -> dict[str, Any]:
     return {"customer_id": "C1", "session_id": "s-1", **kw}
@@ -47,6 +51,14 @@ def test_inject_memory_builds_the_context_for_the_latest_user_message() -> None:
     assert memory.builds == [
         (("C1", "second?"), {"session_id": "s-1", "tenant": "acme", "token_budget": 900})
     ]
+
+
+def test_the_async_node_uses_abuild_context_and_prefers_an_explicit_query() -> None:
+    memory = RecordingMemory()
+    node = ainject_memory(memory)  # type: ignore[arg-type]
+    update = asyncio.run(node(state(query="open invoices?", messages=[HumanMessage("hello", id="1")])))
+    assert update == {"memory_context": "context for 'open invoices?'"}
+    assert memory.builds[0][0] == ("C1", "open invoices?")
 
 
 def test_record_memory_records_each_message_once_with_roles_and_tool_payloads() -> None:

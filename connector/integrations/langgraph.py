@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from connector.errors import ConfigError, ScopeError
@@ -43,6 +43,7 @@ MAX_REMEMBERED_IDS = 500
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant", "tool": "tool"}
 
 Node = Callable[[Mapping[str, Any]], dict[str, Any]]
+AsyncNode = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class MemoryState(TypedDict, total=False):
@@ -66,17 +67,31 @@ def inject_memory(memory: Memory, *, token_budget: int | None = None) -> Node:
     """
 
     def node(state: Mapping[str, Any]) -> dict[str, Any]:
-        customer_id = _required(state, "customer_id")
-        context = memory.build_context(
-            customer_id,
-            state.get("query") or _last_user_text(state.get("messages") or ()),
-            session_id=state.get("session_id"),
-            tenant=state.get("tenant"),
-            token_budget=token_budget,
-        )
-        return {"memory_context": context.text}
+        customer_id, query, options = _context_request(state, token_budget)
+        return {"memory_context": memory.build_context(customer_id, query, **options).text}
 
     return node
+
+
+def ainject_memory(memory: Memory, *, token_budget: int | None = None) -> AsyncNode:
+    """The async form of :func:`inject_memory`, for graphs run with ``ainvoke``/``astream``."""
+
+    async def node(state: Mapping[str, Any]) -> dict[str, Any]:
+        customer_id, query, options = _context_request(state, token_budget)
+        return {"memory_context": (await memory.abuild_context(customer_id, query, **options)).text}
+
+    return node
+
+
+def _context_request(state: Mapping[str, Any], token_budget: int | None) -> tuple[str, str, dict[str, Any]]:
+    customer_id = _required(state, "customer_id")
+    query = state.get("query") or _last_user_text(state.get("messages") or ())
+    options = {
+        "session_id": state.get("session_id"),
+        "tenant": state.get("tenant"),
+        "token_budget": token_budget,
+    }
+    return customer_id, query, options
 
 
 def record_memory(memory: Memory) -> Node:
