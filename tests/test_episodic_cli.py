@@ -1,0 +1,42 @@
+"""`connector episodic ...`, `maintenance retention` and `forget` on the embedded defaults."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from connector.cli import main
+from connector.memory import Memory
+from connector.settings import load_settings
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_retention_restore_stats_and_forget_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    memory = Memory(load_settings(), llm=None)
+    old = datetime.now(UTC) - timedelta(days=400)
+    memory.record_case(
+        "ACME", "Disputed INV-000901 total.", "Credited 10.00 USD.", case_id="c1", occurred_at=old
+    )
+    memory.record_case("ACME", "Late delivery of SO-000902.", "Freight refunded.", case_id="c2")
+
+    assert run(capsys, "episodic", "stats")["live_entries"] == 2  # type: ignore[index]
+    assert run(capsys, "maintenance", "retention")["archived"] == 1  # type: ignore[index]
+    assert run(capsys, "episodic", "restore", "ACME", "--case", "c1")["restored"] == 1  # type: ignore[index]
+    hits = run(capsys, "episodic", "recall", "ACME", "what about INV-000901?")
+    assert hits[0]["case_id"] == "c1"  # type: ignore[index]
+    assert run(capsys, "episodic", "reindex") == {"reindexed": 2}
+
+    removed = run(capsys, "forget", "ACME")
+    assert removed["removed"]["episodic_entries"] == 2  # type: ignore[index]
+    assert run(capsys, "episodic", "stats")["live_entries"] == 0  # type: ignore[index]
+
+
+def test_a_blank_customer_is_refused_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["episodic", "restore", " "]) == 1
+    assert "customer_id is blank" in capsys.readouterr().err
