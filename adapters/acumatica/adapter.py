@@ -1,0 +1,258 @@
+"""The Acumatica adapter: streams of canonical records for the sync job.
+
+Open it as a context manager: it logs in on enter and always logs out on exit, also when the
+body raised. ``read`` pages through a stream with a closed-start delta filter on the stream's
+change field; ``scan_keys`` lists every key for deletion reconciliation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from adapters.acumatica import odata
+from adapters.acumatica import values as v
+from adapters.acumatica.client import AcumaticaClient
+from adapters.acumatica.paging import pages
+from adapters.acumatica.streams import STREAMS, AcumaticaStream
+from adapters.protocol import RecordProblem, StreamSpec
+from adapters.records import Page, Record
+from connector.clock import Clock
+from connector.errors import ConfigError, ERPNotFound, ERPProtocolError
+from connector.settings import SyncSettings, TenantSettings
+
+log = logging.getLogger(__name__)
+
+
+class AcumaticaAdapter:
+    """Reads Customer, Vendor, Invoice, SalesOrder, Bill and Case into canonical records."""
+
+    def __init__(
+        self,
+        tenant: TenantSettings,
+        *,
+        sync: SyncSettings,
+        clock: Clock | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if tenant.kind != "acumatica":
+            raise ConfigError(f"tenant {tenant.name!r} is a {tenant.kind} tenant, not acumatica")
+        self.tenant = tenant.name
+        self.settings = tenant
+        self.sync = sync
+        self._streams = self._configured_streams(tenant)
+        self._custom = self._custom_fields(tenant)
+        self._clock = clock
+        self._transport = transport
+        self._client: AcumaticaClient | None = None
+        self._requests_before = 0
+        self._retries_before = 0
+
+    @staticmethod
+    def _configured_streams(tenant: TenantSettings) -> list[AcumaticaStream]:
+        names = tenant.streams if tenant.streams is not None else list(STREAMS)
+        unknown = [name for name in names if name not in STREAMS]
+        if unknown:
+            raise ConfigError(
+                f"tenant {tenant.name!r}: unknown Acumatica stream(s) {', '.join(unknown)}; "
+                f"known: {', '.join(STREAMS)}"
+            )
+        return [STREAMS[name] for name in names]
+
+    @staticmethod
+    def _custom_fields(tenant: TenantSettings) -> dict[str, str]:
+        custom: dict[str, str] = {}
+        for stream, fields in tenant.custom_fields.items():
+            if stream not in STREAMS:
+                raise ConfigError(f"tenant {tenant.name!r}: custom_fields names unknown stream {stream!r}")
+            custom[stream] = ",".join(odata.custom_field(field) for field in fields)
+        return custom
+
+    # Context manager ----------------------------------------------------------------------------
+    def __enter__(self) -> AcumaticaAdapter:
+        if self._client is not None:
+            raise RuntimeError("this Acumatica adapter is already open")
+        client = AcumaticaClient(self.settings, clock=self._clock, transport=self._transport)
+        try:
+            client.open()
+        except BaseException:
+            self._absorb_counts(client)
+            client.http.close()
+            raise
+        self._client = client
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        client, self._client = self._client, None
+        if client is None:
+            return
+        try:
+            client.close()
+        finally:
+            self._absorb_counts(client)
+
+    def _absorb_counts(self, client: AcumaticaClient) -> None:
+        self._requests_before += client.http.request_count
+        self._retries_before += client.http.retry_count
+
+    @property
+    def client(self) -> AcumaticaClient:
+        if self._client is None:
+            raise RuntimeError("open the Acumatica adapter first: `with open_adapter(...) as adapter:`")
+        return self._client
+
+    @property
+    def version(self) -> str | None:
+        return self._client.version if self._client is not None else self.settings.version
+
+    @property
+    def request_count(self) -> int:
+        live = self._client.http.request_count if self._client is not None else 0
+        return self._requests_before + live
+
+    @property
+    def retry_count(self) -> int:
+        live = self._client.http.retry_count if self._client is not None else 0
+        return self._retries_before + live
+
+    # Streams ------------------------------------------------------------------------------------
+    def streams(self) -> list[StreamSpec]:
+        return [stream.spec for stream in self._streams]
+
+    def stream(self, name: str) -> AcumaticaStream:
+        for stream in self._streams:
+            if stream.name == name:
+                return stream
+        raise ConfigError(
+            f"tenant {self.tenant!r} has no Acumatica stream {name!r}; "
+            f"configured: {', '.join(s.name for s in self._streams)}"
+        )
+
+    def _params(self, stream: AcumaticaStream, *, filter_text: str | None = None) -> dict[str, str]:
+        params = {"$select": ",".join(stream.select)}
+        if stream.expand:
+            params["$expand"] = ",".join(stream.expand)
+        if self._custom.get(stream.name):
+            params["$custom"] = self._custom[stream.name]
+        if filter_text:
+            params["$filter"] = filter_text
+        return params
+
+    def read(self, stream: str, since: datetime | None, until: datetime | None = None) -> Iterator[Page]:
+        """Pages of records with ``since <= change field <= until`` (either bound optional)."""
+        spec = self.stream(stream)
+        params = self._params(spec, filter_text=odata.window(spec.change_field, since, until))
+        client = self.client
+        page_size = self.settings.page_size
+
+        def fetch(skip: int, top: int) -> list[Any]:
+            return client.list(spec.entity, {**params, "$top": str(top), "$skip": str(skip)})
+
+        before = self.request_count
+        for number, rows in pages(fetch, page_size, what=f"{spec.entity} read"):
+            page = self._map_page(spec, number, rows)
+            page.requests = self.request_count - before
+            before = self.request_count
+            yield page
+
+    def _map_page(self, stream: AcumaticaStream, number: int, rows: list[Any]) -> Page:
+        records: list[Record] = []
+        problems: list[RecordProblem] = []
+        latest: datetime | None = None
+        for row in rows:
+            if not isinstance(row, Mapping):
+                problems.append(
+                    RecordProblem(stream.name, None, f"expected a JSON object, got {type(row).__name__}")
+                )
+                continue
+            try:
+                modified = v.timestamp(row, stream.change_field)
+            except v.FieldError:
+                modified = None
+            if modified is not None and (latest is None or modified > latest):
+                latest = modified
+            try:
+                records.append(stream.mapper(row, self.tenant))
+            except (v.FieldError, ValueError) as exc:
+                problems.append(RecordProblem(stream.name, stream.key_text(row), str(exc)))
+        if problems and self.sync.on_malformed_record == "fail":
+            first = problems[0]
+            raise ERPProtocolError(
+                f"Acumatica {stream.name} page {number}: record {first.key or '(no key)'} is malformed "
+                f"({first.reason}); {len(problems)} malformed on this page. Fix the record in Acumatica or "
+                "set sync.on_malformed_record = 'skip'",
+                tenant=self.tenant,
+            )
+        for problem in problems:
+            log.warning(
+                "skipped malformed Acumatica %s record %s: %s",
+                problem.stream,
+                problem.key or "(no key)",
+                problem.reason,
+            )
+        return Page(
+            stream=stream.name, number=number, records=records, max_modified=latest, problems=problems
+        )
+
+    def scan_keys(self, stream: str) -> Iterator[str]:
+        """Every external id of the stream, reading only the key fields."""
+        spec = self.stream(stream)
+        client = self.client
+        params = {"$select": ",".join(spec.key_fields)}
+
+        def fetch(skip: int, top: int) -> list[Any]:
+            return client.list(spec.entity, {**params, "$top": str(top), "$skip": str(skip)})
+
+        for _, rows in pages(fetch, self.settings.page_size, what=f"{spec.entity} key scan"):
+            for row in rows:
+                key = spec.key_text(row) if isinstance(row, Mapping) else None
+                if key is None:
+                    log.warning(
+                        "Acumatica %s key scan: a record without its key fields was ignored", spec.name
+                    )
+                    continue
+                yield key
+
+    # Single records -----------------------------------------------------------------------------
+    def get(self, stream: str, external_id: str) -> Record:
+        """One record by external id through the by-key URL; ERPNotFound when it does not exist."""
+        spec = self.stream(stream)
+        try:
+            keys = spec.split_external_id(external_id)
+        except ValueError as exc:
+            raise ERPNotFound(str(exc), tenant=self.tenant) from None
+        row = self.client.get(spec.entity, keys, self._params(spec))
+        return self._map_one(spec, row)
+
+    def find(self, stream: str, external_id: str) -> Record | None:
+        """One record by external id through a ``$filter`` on its key fields; None when absent."""
+        spec = self.stream(stream)
+        try:
+            keys = spec.split_external_id(external_id)
+        except ValueError:
+            return None
+        condition = odata.all_of(
+            odata.compare(f, "eq", k) for f, k in zip(spec.key_fields, keys, strict=True)
+        )
+        rows = self.client.list(spec.entity, {**self._params(spec, filter_text=condition), "$top": "2"})
+        matches = [row for row in rows if isinstance(row, Mapping) and spec.key_text(row) == external_id]
+        return self._map_one(spec, matches[0]) if matches else None
+
+    def _map_one(self, spec: AcumaticaStream, row: Mapping[str, Any]) -> Record:
+        try:
+            return spec.mapper(row, self.tenant)
+        except (v.FieldError, ValueError) as exc:
+            raise ERPProtocolError(
+                f"Acumatica {spec.name} record {spec.key_text(row) or '(no key)'} is malformed: {exc}",
+                tenant=self.tenant,
+            ) from None

@@ -1,0 +1,330 @@
+"""Acumatica records -> canonical records.
+
+One function per entity. Each reads the wrapped fields through :mod:`adapters.acumatica.values`
+and raises :class:`~adapters.acumatica.values.FieldError` when the record cannot be mapped
+faithfully; the adapter turns that into a :class:`~adapters.protocol.RecordProblem`.
+Inconsistent names are absorbed here (``Customer`` on Invoice vs ``CustomerID`` elsewhere).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.acumatica import values as v
+from adapters.records import Address, CaseRecord, Contact, DocumentRecord, PartyRecord
+
+AR_CLOSED_STATUSES = frozenset({"closed", "voided", "canceled", "cancelled", "rejected", "reversed"})
+SO_CLOSED_STATUSES = frozenset({"completed", "cancelled", "canceled", "closed", "invoiced"})
+CASE_CLOSED_STATUSES = frozenset({"closed", "resolved"})
+_RESOLUTION_MARKER = re.compile(r"(?im)^\s*resolution\s*:\s*")
+
+
+def _first_text(record: Mapping[str, Any], *names: str) -> str | None:
+    for name in names:
+        value = v.text(record, name)
+        if value is not None:
+            return value
+    return None
+
+
+def _contact(role: str, entity: Mapping[str, Any] | None) -> Contact | None:
+    if entity is None:
+        return None
+    name = _first_text(entity, "DisplayName", "FullName", "Attention", "CompanyName")
+    if name is None:
+        first, last = v.text(entity, "FirstName"), v.text(entity, "LastName")
+        name = " ".join(part for part in (first, last) if part) or None
+    contact = Contact(
+        role=role,
+        name=name,
+        email=v.text(entity, "Email"),
+        phone=_first_text(entity, "Phone1", "Phone2"),
+        external_id=v.text(entity, "ContactID"),
+    )
+    return contact if any((contact.name, contact.email, contact.phone, contact.external_id)) else None
+
+
+def _address(role: str, entity: Mapping[str, Any] | None) -> Address | None:
+    if entity is None:
+        return None
+    source = v.linked(entity, "Address")
+    if source is None:
+        return None
+    address = Address(
+        role=role,
+        line1=v.text(source, "AddressLine1"),
+        line2=v.text(source, "AddressLine2"),
+        city=v.text(source, "City"),
+        region=v.text(source, "State"),
+        postal_code=v.text(source, "PostalCode"),
+        country=v.text(source, "Country"),
+    )
+    return address if any((address.line1, address.city, address.postal_code, address.country)) else None
+
+
+def _contacts_and_addresses(
+    record: Mapping[str, Any], linked_roles: Mapping[str, str]
+) -> tuple[tuple[Contact, ...], tuple[Address, ...]]:
+    contacts: list[Contact] = []
+    addresses: list[Address] = []
+    for field, role in linked_roles.items():
+        entity = v.linked(record, field)
+        contact = _contact(role, entity)
+        if contact is not None:
+            contacts.append(contact)
+        address = _address(role, entity)
+        if address is not None:
+            addresses.append(address)
+    for item in v.details(record, "Contacts"):
+        contact = _contact("contact", item)
+        if contact is not None:
+            contacts.append(contact)
+    return tuple(contacts), tuple(addresses)
+
+
+def _attributes(record: Mapping[str, Any]) -> dict[str, str | None]:
+    """ERP attributes by AttributeID, then custom fields by ``View.Field``."""
+    result: dict[str, str | None] = {}
+    for item in v.details(record, "Attributes"):
+        attribute = v.required_text(item, "AttributeID")
+        result[attribute] = _first_text(item, "Value", "ValueDescription")
+    result.update(v.custom_fields(record))
+    return result
+
+
+def _drop_none(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _as_str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def map_customer(record: Mapping[str, Any], tenant: str) -> PartyRecord:
+    contacts, addresses = _contacts_and_addresses(
+        record, {"MainContact": "main", "BillingContact": "billing", "PrimaryContact": "primary"}
+    )
+    credit = v.linked(record, "CreditVerificationRules") or {}
+    main = v.linked(record, "MainContact") or {}
+    return PartyRecord(
+        tenant=tenant,
+        kind="customer",
+        external_id=v.required_text(record, "CustomerID"),
+        name=v.text(record, "CustomerName"),
+        status=v.text(record, "Status"),
+        currency=v.text(record, "CurrencyID"),
+        credit_limit=v.money(record, "CreditLimit")
+        if v.unwrap(record, "CreditLimit") is not None
+        else v.money(credit, "CreditLimit"),
+        terms=v.text(record, "Terms"),
+        tax_zone=v.text(record, "TaxZone"),
+        tax_id=v.text(record, "TaxRegistrationID"),
+        party_class=v.text(record, "CustomerClass"),
+        email=v.text(record, "Email") or v.text(main, "Email"),
+        phone=_first_text(main, "Phone1", "Phone2"),
+        contacts=contacts,
+        addresses=addresses,
+        attributes=_attributes(record),
+        extra=_drop_none(
+            {
+                "remaining_credit_limit": _as_str(v.money(credit, "RemainingCreditLimit")),
+                "open_orders_balance": _as_str(v.money(credit, "OpenOrdersBalance")),
+                "credit_days_past_due": _as_str(v.unwrap(credit, "CreditDaysPastDue")),
+                "tax_exemption_number": v.text(record, "TaxExemptionNumber"),
+                "price_class": v.text(record, "PriceClassID"),
+                "parent_account": v.text(record, "ParentRecord"),
+            }
+        ),
+        source_modified_at=v.timestamp(record, "LastModifiedDateTime"),
+        raw=dict(record),
+    )
+
+
+def map_vendor(record: Mapping[str, Any], tenant: str) -> PartyRecord:
+    contacts, addresses = _contacts_and_addresses(
+        record, {"MainContact": "main", "RemittanceContact": "remittance"}
+    )
+    main = v.linked(record, "MainContact") or {}
+    return PartyRecord(
+        tenant=tenant,
+        kind="vendor",
+        external_id=v.required_text(record, "VendorID"),
+        name=v.text(record, "VendorName") or v.text(record, "LegalName"),
+        status=v.text(record, "Status"),
+        currency=v.text(record, "CurrencyID"),
+        terms=v.text(record, "Terms"),
+        tax_zone=v.text(record, "TaxZone"),
+        tax_id=v.text(record, "TaxRegistrationID"),
+        party_class=v.text(record, "VendorClass"),
+        email=v.text(main, "Email"),
+        phone=_first_text(main, "Phone1", "Phone2"),
+        contacts=contacts,
+        addresses=addresses,
+        attributes=_attributes(record),
+        extra=_drop_none(
+            {"legal_name": v.text(record, "LegalName"), "payment_method": v.text(record, "PaymentMethod")}
+        ),
+        source_modified_at=v.timestamp(record, "LastModifiedDateTime"),
+        raw=dict(record),
+    )
+
+
+def _is_open(status: str | None, closed: frozenset[str]) -> bool:
+    return status is None or status.lower() not in closed
+
+
+def map_invoice(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
+    doc_type = v.required_text(record, "Type")
+    number = v.required_text(record, "ReferenceNbr")
+    status = v.text(record, "Status")
+    return DocumentRecord(
+        tenant=tenant,
+        doc_type="credit_memo" if doc_type.lower() == "credit memo" else "ar_invoice",
+        external_id=f"{doc_type}/{number}",
+        number=number,
+        party_kind="customer",
+        party_external_id=_require(record, "Customer", "CustomerID"),
+        status=status,
+        currency=_first_text(record, "CurrencyID", "Currency"),
+        amount=v.money(record, "Amount"),
+        balance=v.money(record, "Balance"),
+        doc_date=v.calendar_date(record, "Date"),
+        due_date=v.calendar_date(record, "DueDate"),
+        description=v.text(record, "Description"),
+        customer_ref=v.text(record, "CustomerOrder"),
+        is_open=_is_open(status, AR_CLOSED_STATUSES),
+        extra=_drop_none({"type": doc_type, "terms": v.text(record, "Terms")}),
+        source_modified_at=v.timestamp(record, "LastModifiedDateTime"),
+        raw=dict(record),
+    )
+
+
+def _order_lines(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    lines = []
+    for item in v.details(record, "Details"):
+        lines.append(
+            _drop_none(
+                {
+                    "line": _as_str(v.unwrap(item, "LineNbr")),
+                    "item": v.text(item, "InventoryID"),
+                    "description": v.text(item, "LineDescription"),
+                    "quantity": _as_str(v.money(item, "OrderQty")),
+                    "unit_price": _as_str(v.money(item, "UnitPrice")),
+                    "amount": _as_str(v.money(item, "Amount") or v.money(item, "ExtendedPrice")),
+                }
+            )
+        )
+    return lines
+
+
+def map_sales_order(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
+    order_type = v.required_text(record, "OrderType")
+    number = v.required_text(record, "OrderNbr")
+    status = v.text(record, "Status")
+    lines = _order_lines(record)
+    return DocumentRecord(
+        tenant=tenant,
+        doc_type="sales_order",
+        external_id=f"{order_type}/{number}",
+        number=number,
+        party_kind="customer",
+        party_external_id=_require(record, "CustomerID", "Customer"),
+        status=status,
+        currency=_first_text(record, "CurrencyID", "Currency"),
+        amount=v.money(record, "OrderTotal"),
+        doc_date=v.calendar_date(record, "Date"),
+        due_date=v.calendar_date(record, "RequestedOn"),
+        description=v.text(record, "Description"),
+        customer_ref=v.text(record, "CustomerOrder"),
+        is_open=_is_open(status, SO_CLOSED_STATUSES),
+        extra=_drop_none(
+            {
+                "order_type": order_type,
+                "hold": v.boolean(record, "Hold"),
+                "credit_hold": v.boolean(record, "CreditHold"),
+                "lines": lines or None,
+            }
+        ),
+        source_modified_at=v.timestamp(record, "LastModified"),
+        raw=dict(record),
+    )
+
+
+def map_bill(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
+    """AP documents: bills and their adjustments (Debit Adj./Credit Adj./Prepayment) are all
+    ``ap_bill``; the Acumatica type stays in the external id and in ``extra["type"]``."""
+    doc_type = v.required_text(record, "Type")
+    number = v.required_text(record, "ReferenceNbr")
+    status = v.text(record, "Status")
+    return DocumentRecord(
+        tenant=tenant,
+        doc_type="ap_bill",
+        external_id=f"{doc_type}/{number}",
+        number=number,
+        party_kind="vendor",
+        party_external_id=_require(record, "Vendor", "VendorID"),
+        status=status,
+        currency=_first_text(record, "CurrencyID", "Currency"),
+        amount=v.money(record, "Amount"),
+        balance=v.money(record, "Balance"),
+        doc_date=v.calendar_date(record, "Date"),
+        due_date=v.calendar_date(record, "DueDate"),
+        description=v.text(record, "Description"),
+        customer_ref=v.text(record, "VendorRef"),
+        is_open=_is_open(status, AR_CLOSED_STATUSES),
+        extra=_drop_none({"type": doc_type, "terms": v.text(record, "Terms")}),
+        source_modified_at=v.timestamp(record, "LastModifiedDateTime"),
+        raw=dict(record),
+    )
+
+
+def split_resolution(description: str | None) -> tuple[str | None, str | None]:
+    """A case description with a trailing "Resolution:" paragraph -> (description, resolution)."""
+    if description is None:
+        return None, None
+    match = _RESOLUTION_MARKER.search(description)
+    if match is None:
+        return description, None
+    before = description[: match.start()].strip() or None
+    after = description[match.end() :].strip() or None
+    return before, after
+
+
+def map_case(record: Mapping[str, Any], tenant: str) -> CaseRecord:
+    status = v.text(record, "Status")
+    description, resolution = split_resolution(v.plain_text(v.text(record, "Description")))
+    explicit = v.plain_text(v.text(record, "Resolution"))
+    is_closed = status is not None and status.lower() in CASE_CLOSED_STATUSES
+    return CaseRecord(
+        tenant=tenant,
+        external_id=v.required_text(record, "CaseID"),
+        customer_external_id=_first_text(record, "BusinessAccount", "CustomerID"),
+        subject=v.text(record, "Subject"),
+        status=status,
+        priority=v.text(record, "Priority"),
+        case_class=v.text(record, "ClassID"),
+        reported_at=v.timestamp(record, "DateReported"),
+        closed_at=v.timestamp(record, "ClosingDate"),
+        description=description,
+        resolution=explicit or resolution,
+        is_closed=is_closed,
+        extra=_drop_none(
+            {
+                "severity": v.text(record, "Severity"),
+                "reason": v.text(record, "Reason"),
+                "contact_id": v.text(record, "ContactID"),
+                "owner": v.text(record, "Owner"),
+            }
+        ),
+        source_modified_at=v.timestamp(record, "LastModifiedDateTime"),
+        raw=dict(record),
+    )
+
+
+def _require(record: Mapping[str, Any], *names: str) -> str:
+    value = _first_text(record, *names)
+    if value is None:
+        raise v.FieldError(names[0], "a non-empty value", None)
+    return value

@@ -1,0 +1,53 @@
+"""``$top``/``$skip`` paging until a short page, with loop detection.
+
+Acumatica has no next link and no total count: the last page is the first one shorter than
+``$top``. A server that ignores ``$skip`` would loop forever by that rule, so a page whose
+records are the same as the previous page's is a protocol error; so is a page longer than
+``$top`` (a server that ignores ``$top``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from connector.errors import ERPProtocolError
+
+Fetch = Callable[[int, int], list[Any]]
+
+
+def _fingerprint(rows: list[Any]) -> tuple[str, ...]:
+    """Record ids (``id`` guid, else the row's JSON keys/values) that identify a page's content."""
+    marks = []
+    for row in rows:
+        if isinstance(row, dict) and isinstance(row.get("id"), str):
+            marks.append(row["id"])
+        else:
+            marks.append(repr(sorted(row.items())) if isinstance(row, dict) else repr(row))
+    return tuple(marks)
+
+
+def pages(fetch: Fetch, page_size: int, *, what: str) -> Iterator[tuple[int, list[Any]]]:
+    """Yield ``(page_number, rows)`` from ``fetch(skip, top)`` until a page shorter than ``page_size``."""
+    if page_size < 1:
+        raise ValueError("page_size must be at least 1")
+    previous: tuple[str, ...] | None = None
+    number = 0
+    while True:
+        rows = fetch(number * page_size, page_size)
+        if len(rows) > page_size:
+            raise ERPProtocolError(
+                f"Acumatica {what}: page {number} has {len(rows)} records for $top={page_size}; "
+                "the server ignores $top"
+            )
+        fingerprint = _fingerprint(rows)
+        if rows and fingerprint == previous:
+            raise ERPProtocolError(
+                f"Acumatica {what}: page {number} repeats page {number - 1} (same records); the server "
+                "ignores $skip, so the read stops instead of looping"
+            )
+        yield number, rows
+        if len(rows) < page_size:
+            return
+        previous = fingerprint
+        number += 1

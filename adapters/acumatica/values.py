@@ -1,0 +1,163 @@
+"""Reading Acumatica's wrapped fields: ``{"value": x}`` unwrapped, ``{}`` as missing.
+
+Each reader raises :class:`FieldError` naming the field when a value has the wrong shape, so the
+mapper can report the record with its key instead of storing a half-empty row.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+
+class FieldError(ValueError):
+    """A field whose value cannot be read as the type the mapping needs."""
+
+    def __init__(self, name: str, expected: str, got: Any) -> None:
+        self.field = name
+        shown = type(got).__name__ if not isinstance(got, (str, int, float)) else repr(got)[:40]
+        super().__init__(f"field {name}: expected {expected}, got {shown}")
+
+
+def unwrap(record: Mapping[str, Any], name: str) -> Any:
+    """The plain value of a field: ``{"value": x}`` -> x; ``{}``, absent or null -> None."""
+    raw = record.get(name)
+    if isinstance(raw, Mapping):
+        if "value" in raw:
+            return raw["value"]
+        if raw.get("error"):
+            raise FieldError(name, "a value", f"an error: {str(raw['error'])[:80]}")
+        return None
+    if isinstance(raw, list):
+        raise FieldError(name, "a single value", raw)
+    return raw
+
+
+def text(record: Mapping[str, Any], name: str) -> str | None:
+    """A string field; blank text is None. Numbers are accepted as their text (ids, codes)."""
+    value = unwrap(record, name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal)):
+        raise FieldError(name, "text", value)
+    result = str(value).strip() if isinstance(value, str) else str(value)
+    return result or None
+
+
+def required_text(record: Mapping[str, Any], name: str) -> str:
+    value = text(record, name)
+    if value is None:
+        raise FieldError(name, "a non-empty value", None)
+    return value
+
+
+def money(record: Mapping[str, Any], name: str) -> Decimal | None:
+    """A decimal field as an exact Decimal (JSON numbers arrive as floats: read via their repr)."""
+    value = unwrap(record, name)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise FieldError(name, "a number", value)
+    try:
+        if isinstance(value, (int, float, Decimal)):
+            result = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        elif isinstance(value, str) and value.strip():
+            result = Decimal(value.strip())
+        else:
+            raise FieldError(name, "a number", value)
+    except InvalidOperation:
+        raise FieldError(name, "a number", value) from None
+    if not result.is_finite():
+        raise FieldError(name, "a finite number", value)
+    return result
+
+
+def boolean(record: Mapping[str, Any], name: str) -> bool | None:
+    value = unwrap(record, name)
+    if value is None or isinstance(value, bool):
+        return value
+    raise FieldError(name, "true or false", value)
+
+
+def timestamp(record: Mapping[str, Any], name: str) -> datetime | None:
+    """An ISO timestamp with its offset, as aware UTC. A timestamp without offset is refused."""
+    value = unwrap(record, name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise FieldError(name, "an ISO 8601 timestamp", value)
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise FieldError(name, "an ISO 8601 timestamp", value) from None
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        raise FieldError(name, "a timestamp with a UTC offset", value)
+    return parsed.astimezone(UTC)
+
+
+def calendar_date(record: Mapping[str, Any], name: str) -> date | None:
+    """A date field (sent as a midnight timestamp): the calendar date as written, not shifted."""
+    value = unwrap(record, name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) < 10:
+        raise FieldError(name, "an ISO 8601 date", value)
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        raise FieldError(name, "an ISO 8601 date", value) from None
+
+
+def linked(record: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    """An expanded linked entity (``MainContact``), or None when absent or empty."""
+    value = record.get(name)
+    if value is None or (isinstance(value, Mapping) and not value):
+        return None
+    if not isinstance(value, Mapping):
+        raise FieldError(name, "an object", value)
+    return value
+
+
+def details(record: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
+    """An expanded detail collection (``Contacts``, ``Attributes``), [] when absent."""
+    value = record.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
+        raise FieldError(name, "a list of objects", value)
+    return value
+
+
+def custom_fields(record: Mapping[str, Any]) -> dict[str, str | None]:
+    """``custom: {View: {Field: {"type", "value"}}}`` flattened to ``{"View.Field": "value"}``."""
+    custom = record.get("custom")
+    if custom is None:
+        return {}
+    if not isinstance(custom, Mapping):
+        raise FieldError("custom", "an object", custom)
+    result: dict[str, str | None] = {}
+    for view, fields in custom.items():
+        if not isinstance(fields, Mapping):
+            raise FieldError(f"custom.{view}", "an object", fields)
+        for name in fields:
+            value = text(fields, name)
+            result[f"{view}.{name}"] = value
+    return result
+
+
+_TAG = re.compile(r"<[^>]+>")
+_BREAK = re.compile(r"<\s*(br|/p|/div|/li)\s*/?>", re.IGNORECASE)
+
+
+def plain_text(value: str | None) -> str | None:
+    """Rich-text fields (case descriptions) arrive as HTML: keep the words, drop the markup."""
+    if value is None or "<" not in value:
+        return value
+    stripped = _TAG.sub("", _BREAK.sub("\n", value))
+    lines = [" ".join(html.unescape(line).split()) for line in stripped.splitlines()]
+    result = "\n".join(line for line in lines if line)
+    return result or None

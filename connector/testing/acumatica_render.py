@@ -1,0 +1,208 @@
+"""Rows -> the wire JSON of the contract-based API: every field wrapped as ``{"value": x}``.
+
+Empty fields are ``{}``; linked and detail entities appear only when expanded; ``$custom``
+fields arrive under ``custom.View.Field`` with their type; times carry the server's offset
+with .NET-style fractions (``2026-03-13T12:12:50.4+00:00``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, tzinfo
+from decimal import Decimal
+from json.encoder import encode_basestring as _encode_basestring
+from typing import Any
+
+from connector.testing.acumatica_schema import EntityDef
+from connector.testing.acumatica_store import MISSING, Row
+
+
+class QueryError(ValueError):
+    """A ``$select``/``$expand``/``$custom`` naming something the entity does not have."""
+
+
+def format_datetime(value: datetime, tz: tzinfo) -> str:
+    text = value.astimezone(tz).isoformat(timespec="microseconds")
+    fraction = text[20:26].rstrip("0")
+    return f"{text[:19]}.{fraction}{text[26:]}" if fraction else f"{text[:19]}{text[26:]}"
+
+
+def _custom_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "CustomBooleanField"
+    if isinstance(value, (int, float, Decimal)):
+        return "CustomDecimalField"
+    if isinstance(value, datetime):
+        return "CustomDateTimeField"
+    return "CustomStringField"
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What one request asked for."""
+
+    fields: tuple[str, ...]
+    nested: Mapping[str, tuple[str, ...]]  # linked entity -> selected subfields ("MainContact/Email")
+    expand: tuple[str, ...]
+    custom: tuple[str, ...]
+
+
+def parse_shape(definition: EntityDef, select: str | None, expand: str | None, custom: str | None) -> Shape:
+    fields: list[str] = []
+    nested: dict[str, list[str]] = {}
+    known = set(definition.fields)
+    for item in (part.strip() for part in (select or "").split(",")):
+        if not item:
+            continue
+        head, _, rest = item.partition("/")
+        if rest:
+            if head not in definition.expandable:
+                raise QueryError(f"$select: {definition.name} has no linked entity {head!r}")
+            nested.setdefault(head, []).append(rest)
+        elif head in known:
+            fields.append(head)
+        elif head in definition.expandable:
+            continue
+        else:
+            raise QueryError(f"$select: the entity {definition.name} has no field {head!r}")
+    expanded: list[str] = []
+    for item in (part.strip() for part in (expand or "").split(",")):
+        if not item:
+            continue
+        head = item.split("/", 1)[0]
+        if head not in definition.expandable:
+            raise QueryError(f"$expand: the entity {definition.name} has no linked or detail entity {head!r}")
+        if head not in expanded:
+            expanded.append(head)
+    customs = tuple(part.strip() for part in (custom or "").split(",") if part.strip())
+    for name in customs:
+        if "." not in name:
+            raise QueryError(f"$custom: expected View.Field, got {name!r}")
+    return Shape(
+        fields=tuple(fields) if select else definition.fields,
+        nested={key: tuple(value) for key, value in nested.items()},
+        expand=tuple(expanded),
+        custom=customs,
+    )
+
+
+def _encoder(tz: tzinfo, date_suffix: str) -> Callable[[Any], str]:
+    """The JSON text of a plain scalar value (None is handled by the caller)."""
+    encode_string: Callable[[str], str] = _encode_basestring
+
+    def encode(value: Any) -> str:
+        kind = type(value)
+        if kind is str:
+            return encode_string(value)
+        if kind is float:
+            return repr(value) if math.isfinite(value) else "null"
+        if kind is bool:
+            return "true" if value else "false"
+        if kind is int:
+            return str(value)
+        if kind is datetime:
+            return '"' + format_datetime(value, tz) + '"'
+        if kind is date:
+            return f'"{value.isoformat()}{date_suffix}"'
+        if kind is Decimal:
+            return repr(float(value))
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+    return encode
+
+
+class Renderer:
+    """Writes JSON text directly (no intermediate dicts): a page of 1,000 rows in a few ms."""
+
+    def __init__(self, definition: EntityDef, tz: tzinfo, version: str) -> None:
+        self.definition = definition
+        self.tz = tz
+        self.links = f"/entity/Default/{version}/{definition.name}/"
+        date_suffix = datetime(2000, 1, 1, tzinfo=tz).isoformat()[10:]  # e.g. "T00:00:00+00:00"
+        self.encode = _encoder(tz, date_suffix)
+        self._prefix: dict[str, str] = {}
+
+    def _key(self, name: str) -> str:
+        prefix = self._prefix.get(name)
+        if prefix is None:
+            prefix = self._prefix[name] = _encode_basestring(name) + ":"
+        return prefix
+
+    def _field(self, name: str, value: Any) -> str:
+        if value is None:
+            return self._key(name) + "{}"
+        return self._key(name) + '{"value":' + self.encode(value) + "}"
+
+    def _object(
+        self, values: Mapping[str, Any], only: Sequence[str] | None = None, row_number: int = 0
+    ) -> str:
+        key = self._key
+        encode = self.encode
+        parts = []
+        for name, value in values.items():
+            if only and name not in only:
+                continue
+            kind = type(value)
+            if value is None:
+                parts.append(key(name) + "{}")
+            elif kind is dict:
+                parts.append(key(name) + self._object(value))
+            elif kind is list:
+                parts.append(key(name) + self._list(value))
+            else:
+                parts.append(key(name) + '{"value":' + encode(value) + "}")
+        if row_number:
+            parts.append(f'"rowNumber":{row_number}')
+        return "{" + ",".join(parts) + "}"
+
+    def _list(self, items: list[Any], only: Sequence[str] | None = None) -> str:
+        return "[" + ",".join(self._object(item, only, number) for number, item in enumerate(items, 1)) + "]"
+
+    def record_json(self, row: Row, shape: Shape, row_number: int) -> str:
+        values = row.values
+        field = self._field
+        overrides = row.overrides or {}
+        parts = [f'"id":"{row.id}","rowNumber":{row_number},"note":{{"value":""}}']
+        for name in shape.fields:
+            if name in overrides:
+                continue
+            parts.append(field(name, values.get(name)))
+        for name in shape.expand:
+            if name in overrides:
+                continue
+            value = values.get(name)
+            only = shape.nested.get(name)
+            if isinstance(value, list):
+                parts.append(self._key(name) + self._list(value, only))
+            elif isinstance(value, Mapping):
+                parts.append(self._key(name) + self._object(value, only))
+            else:
+                parts.append(self._key(name) + ("[]" if name in self.definition.details else "{}"))
+        for name, wire in overrides.items():
+            if wire is not MISSING and (name in shape.fields or name in shape.expand or not shape.fields):
+                parts.append(self._key(name) + json.dumps(wire, ensure_ascii=False))
+        custom: dict[str, list[str]] = {}
+        for view_field in shape.custom:
+            view, _, name = view_field.partition(".")
+            value = row.custom.get(view_field) if row.custom else None
+            entry = f'"type":"{_custom_type(value)}"' + (
+                "" if value is None else ',"value":' + self.encode(value)
+            )
+            custom.setdefault(view, []).append(self._key(name) + "{" + entry + "}")
+        rendered_custom = ",".join(
+            self._key(view) + "{" + ",".join(items) + "}" for view, items in custom.items()
+        )
+        parts.append('"custom":{' + rendered_custom + "}")
+        parts.append('"_links":{"self":' + _encode_basestring(self.links + row.id) + "}")
+        return "{" + ",".join(parts) + "}"
+
+    def record(self, row: Row, shape: Shape, row_number: int) -> bytes:
+        return self.record_json(row, shape, row_number).encode()
+
+    def page(self, rows: Sequence[Row], shape: Shape, first_row_number: int = 1) -> bytes:
+        record = self.record_json
+        text = ",".join(record(row, shape, number) for number, row in enumerate(rows, first_row_number))
+        return ("[" + text + "]").encode()
