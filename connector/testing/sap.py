@@ -12,7 +12,8 @@ error bodies. Faults are queued with :meth:`FakeSAP.inject` and fire on the next
 Construct::
 
     fake = FakeSAP(seed=1, customers=50, suppliers=20, sales_orders=100, odata_version="v2")
-    client = httpx.Client(transport=httpx.MockTransport(fake.handle), base_url=fake.base_url)
+    adapter = SAPAdapter(fake.tenant_settings(), sync=SyncSettings(), clock=FrozenClock(),
+                         transport=fake.transport())
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import httpx
+from pydantic import SecretStr
 
 from connector.clock import Clock, FrozenClock
+from connector.settings import TenantSettings
 from connector.testing.sap_data import DataSpec, Row, generate, stamp
 from connector.testing.sap_filter import FilterError
 from connector.testing.sap_model import ENTITY_SETS, SERVICE_PATHS, EntitySet, RowIndex
@@ -142,6 +145,34 @@ class FakeSAP:
     def requests_to(self, entity_set: str) -> int:
         """Requests made to an entity set's collection (all pages)."""
         return self.requests_by_path[urllib.parse.urlparse(self.url(entity_set)).path]
+
+    def transport(self) -> httpx.MockTransport:
+        """An in-process transport for an httpx client or an adapter (no sockets)."""
+        return httpx.MockTransport(self.handle)
+
+    def tenant_settings(self, name: str = "s4-fake", **overrides: Any) -> TenantSettings:
+        """Settings of an SAP tenant that can talk to this fake (its URL, client, version, auth)."""
+        auth: dict[str, Any] = {
+            "basic": {"auth": "basic", "username": self.username, "password": SecretStr(self.password)},
+            "oauth": {
+                "auth": "oauth_client_credentials",
+                "token_url": self.token_url,
+                "client_id": self.client_id,
+                "client_secret": SecretStr(self.client_secret),
+            },
+            "apikey": {"auth": "apikey", "api_key": SecretStr(self.api_key)},
+            "none": {"auth": "apikey", "api_key": SecretStr("unused")},
+        }[self.auth]
+        values: dict[str, Any] = {
+            "name": name,
+            "kind": "sap",
+            "base_url": self.base_url,
+            "sap_client": self.sap_client,
+            "odata_version": self.odata_version,
+            **auth,
+            **overrides,
+        }
+        return TenantSettings(**values)
 
     def inject(self, kind: FaultKind, **options: Any) -> Fault:
         """Queue a fault: e.g. ``inject("rate_limit", times=2, retry_after="7")``."""
