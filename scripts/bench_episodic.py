@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Episodic memory benchmark (run through ``scripts/bench_episodic``).
+
+Quality: records the labelled set (``benchmarks/episodic_*.jsonl``) with the default embedder,
+times the ingest, asks every query with k=3 and counts recall@1, recall@3 and leaks (hits that
+belong to another customer). It also prints the score distributions of true matches and
+non-matches within each query's customer, from which the model's score threshold is calibrated.
+
+Scale: for each size, 10,000 customers share N synthetic entries (random unit vectors; the query is
+embedded for real). It times our recall (relational ids of the scope -> Chroma get by id -> numpy
+top-k, query embedding included) beside the single-collection metadata-filtered Chroma query on
+the same collection. Ends with one JSON line of the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from connector.clock import FrozenClock  # noqa: E402
+from connector.db.engine import create_db_engine  # noqa: E402
+from connector.db.migrate import upgrade_to_head  # noqa: E402
+from connector.episodic.tables import ENTRIES  # noqa: E402
+from connector.episodic.writer import chroma_metadata  # noqa: E402
+from connector.memory import Memory  # noqa: E402
+from connector.settings import ChromaSettings, Settings  # noqa: E402
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+CUSTOMERS = 10_000
+QUERY_TEXTS = [
+    "Has this customer been billed twice before?",
+    "late delivery of the pallets, what did we do last time?",
+    "wrong unit price on the invoice",
+    "sales tax charged although they are exempt",
+    "payment applied to the wrong invoice",
+]
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+def new_memory(workdir: Path) -> Memory:
+    settings = Settings(data_dir=workdir / "data", chroma=ChromaSettings(path=workdir / "chroma"))
+    engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
+    upgrade_to_head(engine)
+    return Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
+
+
+# Quality --------------------------------------------------------------------------------------------
+def quality(workdir: Path) -> dict[str, Any]:
+    cases = [json.loads(line) for line in (ROOT / "benchmarks/episodic_cases.jsonl").open()]
+    queries = [json.loads(line) for line in (ROOT / "benchmarks/episodic_queries.jsonl").open()]
+    memory = new_memory(workdir)
+    episodic = memory.episodic
+    episodic.embedder.embed(["warm up"])
+    episodic.index.count()
+    prepared = [
+        episodic.prepare(
+            c["customer_id"], c["request"], c["resolution"], case_id=c["case_id"], case_type=c["case_type"],
+            occurred_at=datetime.fromisoformat(c["occurred_at"]), documents=c["documents"],
+        )
+        for c in cases
+    ]  # fmt: skip
+    started = time.perf_counter()
+    for i in range(0, len(prepared), 64):
+        episodic.record_cases(prepared[i : i + 64])
+    ingest_s = time.perf_counter() - started
+    owner = {c["case_id"]: c["customer_id"] for c in cases}
+    at1 = at3 = leaks = 0
+    by_kind: dict[str, list[int]] = {}
+    true_scores: list[float] = []
+    other_scores: list[float] = []
+    for q in queries:
+        hits = episodic.recall(q["customer_id"], q["query"], k=3)
+        ids = [h.case_id for h in hits]
+        leaks += sum(owner.get(i) != q["customer_id"] for i in ids)
+        hit1, hit3 = bool(ids[:1] and ids[0] in q["expected"]), any(i in q["expected"] for i in ids)
+        at1 += hit1
+        at3 += hit3
+        by_kind.setdefault(q["kind"], []).append(int(hit3))
+        # calibration: every entry of this customer, scored without threshold
+        with memory.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(ENTRIES.c.id, ENTRIES.c.case_id).where(ENTRIES.c.customer_id == q["customer_id"])
+            ).all()
+        vectors = episodic.index.vectors([r.id for r in rows])
+        qv = episodic.embedder.embed([q["query"]])[0]
+        for r in rows:
+            (true_scores if r.case_id in q["expected"] else other_scores).append(float(vectors[r.id] @ qv))
+    n = len(queries)
+    return {
+        "cases": len(cases),
+        "customers": len({c["customer_id"] for c in cases}),
+        "queries": n,
+        "ingest_cases_per_s": round(len(cases) / ingest_s, 1),
+        "recall_at_1": round(at1 / n, 4),
+        "recall_at_3": round(at3 / n, 4),
+        "recall_at_3_by_kind": {k: round(sum(v) / len(v), 4) for k, v in by_kind.items()},
+        "leaks": leaks,
+        "true_scores": true_scores,
+        "other_scores": other_scores,
+    }
+
+
+# Scale ----------------------------------------------------------------------------------------------
+def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float:
+    """N entries over 10,000 customers: relational rows + random unit vectors in Chroma."""
+    index = memory.episodic.index
+    dim = memory.episodic.embedder.dimension
+    model = memory.episodic.embedder.model_id
+    started = time.perf_counter()
+    batch = 5000
+    for start in range(0, size, batch):
+        rows = []
+        for i in range(start, min(size, start + batch)):
+            occurred = NOW - timedelta(days=int(i % 170))
+            rows.append({
+                "id": f"e{i:08d}", "tenant": "default", "customer_id": f"C{i % CUSTOMERS:05d}",
+                "case_id": f"case-{i}", "case_type": ("dispute", "delivery", "pricing", "tax")[i % 4],
+                "summary": f"Synthetic case {i}", "summary_mode": "non-llm", "documents": [],
+                "doc_keys": [], "occurred_at": occurred, "retain_from": occurred, "recorded_at": NOW,
+                "updated_at": NOW, "archived_at": None, "pii": False, "status": "live",
+                "embedding_model": model, "merged_count": 1,
+            })  # fmt: skip
+        vectors = rng.standard_normal((len(rows), dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        with memory.engine.begin() as conn:
+            conn.execute(sa.insert(ENTRIES), rows)
+        index.upsert([r["id"] for r in rows], vectors, [chroma_metadata(r) for r in rows])
+    return time.perf_counter() - started
+
+
+def scale(workdir: Path, size: int, n_queries: int, naive_queries: int) -> dict[str, Any]:
+    memory = new_memory(workdir)
+    episodic = memory.episodic
+    rng = np.random.default_rng(size)
+    load_s = load_synthetic(memory, size, rng)
+    pick = random.Random(size)
+    embed_ms, recall_ms, naive_ms, naive_total_ms = [], [], [], []
+    for _ in range(20):  # warm-up
+        episodic.recall(f"C{pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[0])
+    for i in range(n_queries):
+        customer, text = f"C{pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[i % len(QUERY_TEXTS)]
+        t0 = time.perf_counter()
+        episodic.embedder.embed([text])
+        embed_ms.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        episodic.recall(customer, text, k=3)
+        recall_ms.append((time.perf_counter() - t0) * 1000)
+    collection = episodic.index.collection
+    for i in range(naive_queries):
+        customer, text = f"C{pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[i % len(QUERY_TEXTS)]
+        t0 = time.perf_counter()
+        qv = episodic.embedder.embed([text])
+        t1 = time.perf_counter()
+        collection.query(
+            query_embeddings=qv,
+            n_results=3,
+            where={"$and": [{"tenant": "default"}, {"customer_id": customer}]},
+        )
+        t2 = time.perf_counter()
+        naive_ms.append((t2 - t1) * 1000)
+        naive_total_ms.append((t2 - t0) * 1000)
+    return {
+        "entries": size,
+        "entries_per_customer": size / CUSTOMERS,
+        "load_s": round(load_s, 1),
+        "embed_p50_ms": round(pct(embed_ms, 50), 2),
+        "embed_p95_ms": round(pct(embed_ms, 95), 2),
+        "recall_p50_ms": round(pct(recall_ms, 50), 2),
+        "recall_p95_ms": round(pct(recall_ms, 95), 2),
+        "naive_p50_ms": round(pct(naive_total_ms, 50), 2),
+        "naive_p95_ms": round(pct(naive_total_ms, 95), 2),
+        "naive_query_only_p95_ms": round(pct(naive_ms, 95), 2),
+    }
+
+
+def calibration(true_scores: list[float], other_scores: list[float]) -> dict[str, float]:
+    return {
+        "true_p1": round(pct(true_scores, 1), 3),
+        "true_p5": round(pct(true_scores, 5), 3),
+        "true_median": round(pct(true_scores, 50), 3),
+        "other_median": round(pct(other_scores, 50), 3),
+        "other_p95": round(pct(other_scores, 95), 3),
+        "suggested_threshold": round(pct(true_scores, 1), 2),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated index sizes")
+    parser.add_argument("--queries", type=int, default=300, help="timed recalls per size")
+    parser.add_argument(
+        "--naive-queries", type=int, default=60, help="timed filtered Chroma queries per size"
+    )
+    parser.add_argument("--skip-scale", action="store_true", help="quality only")
+    parser.add_argument("--max-minutes", type=float, default=30.0, help="skip sizes that would not fit")
+    args = parser.parse_args()
+    deadline = time.monotonic() + args.max_minutes * 60
+    with tempfile.TemporaryDirectory(prefix="bench-episodic-") as tmp:
+        q = quality(Path(tmp) / "quality")
+        cal = calibration(q.pop("true_scores"), q.pop("other_scores"))
+        print(f"Quality: {q['cases']} cases, {q['customers']} customers, {q['queries']} queries")
+        print(f"  recall@1 {q['recall_at_1']:.3f}  recall@3 {q['recall_at_3']:.3f}  leaks {q['leaks']}")
+        print(f"  recall@3 by query kind: {q['recall_at_3_by_kind']}")
+        print(f"  ingest {q['ingest_cases_per_s']} cases/s (default embedder, batches of 64)")
+        print(f"  calibration (scores within the customer): {cal}")
+        results: list[dict[str, Any]] = []
+        skipped: list[int] = []
+        if not args.skip_scale:
+            for size in sorted(int(s) for s in args.sizes.split(",")):
+                if results:
+                    last = results[-1]
+                    estimate = last["load_s"] * size / last["entries"] * 1.3 + 120
+                    if time.monotonic() + estimate > deadline:
+                        print(f"  size {size:,} skipped: estimated {estimate / 60:.0f} min does not fit")
+                        skipped.append(size)
+                        continue
+                results.append(scale(Path(tmp) / f"scale-{size}", size, args.queries, args.naive_queries))
+        header = f"{'entries':>9} {'per cust':>8} {'load s':>7} {'embed p50/p95':>14} {'recall p50/p95':>15} "
+        print("\n" + header + f"{'naive filter p50/p95':>21} {'speedup p95':>11}")
+        for r in results:
+            speedup = r["naive_p95_ms"] / r["recall_p95_ms"]
+            print(
+                f"{r['entries']:>9,} {r['entries_per_customer']:>8.0f} {r['load_s']:>7} "
+                f"{r['embed_p50_ms']:>6}/{r['embed_p95_ms']:<7} "
+                f"{r['recall_p50_ms']:>7}/{r['recall_p95_ms']:<7} "
+                f"{r['naive_p50_ms']:>10}/{r['naive_p95_ms']:<10} {speedup:>10.1f}x"
+            )
+    by_size = {r["entries"]: r for r in results}
+    largest = results[-1] if results else None
+    summary = {
+        "p95_ms_10k": by_size.get(10_000, {}).get("recall_p95_ms"),
+        "p95_ms_100k": by_size.get(100_000, {}).get("recall_p95_ms"),
+        "p95_ms_largest": largest["recall_p95_ms"] if largest else None,
+        "largest_entries": largest["entries"] if largest else None,
+        "skipped_sizes": skipped,
+        "naive_filter_p95_ms_100k": by_size.get(100_000, {}).get("naive_p95_ms"),
+        "speedup_vs_naive_100k": (
+            round(by_size[100_000]["naive_p95_ms"] / by_size[100_000]["recall_p95_ms"], 1)
+            if 100_000 in by_size
+            else None
+        ),
+        "query_embed_p95_ms": largest["embed_p95_ms"] if largest else None,
+        "ingest_cases_per_s": q["ingest_cases_per_s"],
+        "recall_at_1": q["recall_at_1"],
+        "recall_at_3": q["recall_at_3"],
+        "leaks": q["leaks"],
+        "threshold_calibration": cal,
+        "scale": results,
+    }
+    print(json.dumps(summary, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
