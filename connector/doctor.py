@@ -74,16 +74,13 @@ def check_chroma(settings: Settings) -> CheckResult:
 
 
 def check_embeddings(settings: Settings) -> CheckResult:
-    try:
-        module = importlib.import_module("connector.embeddings")
-    except ModuleNotFoundError:
-        return CheckResult("embeddings", "fail", "connector.embeddings is not installed")
-    factory: Callable[[Settings], object] = module.embedder_from_settings
-    embedder = factory(settings)
+    from connector.embeddings import embedder_for
+
+    embedder = embedder_for(settings)
     start = time.perf_counter()
-    vectors = embedder.embed(["doctor check: invoice INV-000001 disputed"])  # type: ignore[attr-defined]
+    vectors = embedder.embed(["doctor check: invoice INV-000001 disputed"])
     elapsed_ms = (time.perf_counter() - start) * 1000
-    name = getattr(embedder, "name", type(embedder).__name__)
+    name = embedder.model_id
     return CheckResult(
         "embeddings", "ok", f"{name}: dimension {len(vectors[0])}, {elapsed_ms:.0f} ms for one text"
     )

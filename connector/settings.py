@@ -232,7 +232,7 @@ class Settings(BaseSettings):
 
     @property
     def chroma_path(self) -> Path:
-        return self.chroma.path or (self.data_dir / "chroma")
+        return (self.chroma.path or (self.data_dir / "chroma")).resolve()
 
     def tenant(self, name: str | None) -> TenantSettings:
         """The named tenant, or the default / only one when ``name`` is None."""
