@@ -364,7 +364,7 @@ class Generator:
         created = created or order["LastChangeDateTime"] + timedelta(days=self._int(0, 20))
         created = min(created, self.spec.now)
         changed = created + timedelta(minutes=self._int(0, 600))
-        net = order["TotalNetAmount"]
+        net: Decimal = order["TotalNetAmount"] or Decimal(0)
         created_on, created_at = stamp(created)
         data.billing_documents[number] = {
             "BillingDocument": number,
