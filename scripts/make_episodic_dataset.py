@@ -7,8 +7,9 @@ Writes ``benchmarks/episodic_cases.jsonl`` (resolved ERP cases) and
 tax corrections, short shipments, damaged goods, misapplied payments, freight overcharges and
 wrong items. Every customer gets cases that are look-alikes of another customer's (same story,
 product and amounts, other document numbers), so any scope leak shows up as a wrong hit.
-Queries are paraphrases (other words for the problem and the product), document-number questions,
-and questions about a look-alike story. Run: ``python scripts/make_episodic_dataset.py``.
+Queries are paraphrases (other words for the problem and the product), document-number questions
+and vague questions about a kind of problem (any case of that kind counts).
+Run: ``python scripts/make_episodic_dataset.py``.
 """
 
 from __future__ import annotations
@@ -263,6 +264,18 @@ STORIES = {
 }  # fmt: skip
 DOC_PREFIX = {"SO": "SO", "SO2": "SO", "INV": "INV", "INV2": "INV", "CM": "CM", "RMA": "RMA", "SHP": "SHP",
               "PMT": "PMT", "QT": "QT"}  # fmt: skip
+VAGUE = {
+    "duplicate_charge": "has this customer been double billed before?",
+    "return_credit": "did they return goods to us for a credit in the past?",
+    "late_delivery": "any history of late shipments with them?",
+    "price_correction": "have we had pricing disputes with them?",
+    "tax_correction": "was there ever a sales tax issue on their invoices?",
+    "short_shipment": "have they received incomplete shipments before?",
+    "damaged_goods": "did anything arrive broken for them in the past?",
+    "misapplied_payment": "did we ever apply one of their payments to the wrong invoice?",
+    "freight_overcharge": "have we overcharged them on shipping costs?",
+    "wrong_item": "did we ever ship them the wrong product?",
+}
 DOC_QUESTIONS = [
     "What happened with {doc}?", "Customer is asking about {doc} again", "any history on {doc}?",
     "{doc} - was there an issue?", "status of {doc_lower}",
@@ -333,6 +346,15 @@ def build() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
                 text = rng.choice(DOC_QUESTIONS).format(doc=doc, doc_lower=doc.lower().replace("-", ""))
                 queries.append(
                     {"customer_id": customer, "query": text, "expected": [case_id], "kind": "document"}
+                )
+    vague_rng = random.Random(SEED + 1)  # separate stream: adding these left the rest unchanged
+    for customer in ids:
+        mine = [c for c in cases if c["customer_id"] == customer]
+        for kind in sorted({str(c["case_type"]) for c in mine}):
+            if vague_rng.random() < 0.35:
+                expected = [c["case_id"] for c in mine if c["case_type"] == kind]
+                queries.append(
+                    {"customer_id": customer, "query": VAGUE[kind], "expected": expected, "kind": "vague"}
                 )
     return cases, queries
 
