@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -73,7 +73,7 @@ def maintenance_job(name: str, action: Callable[[], Any]) -> Callable[[], None]:
 def add_jobs(scheduler: BaseScheduler, memory: Memory, stop: StopFlag, reporter: Reporter) -> None:
     """Register the sync and maintenance jobs; each first runs one interval after start, sync at once."""
     settings = memory.settings
-    start = memory.clock.now()
+    start = datetime.now(UTC)  # APScheduler triggers run on the wall clock, not the injectable one
     for tenant in settings.tenants:
         scheduler.add_job(
             sync_job,
@@ -119,9 +119,14 @@ def build_scheduler(
     return scheduler, executor, stop
 
 
-def run_scheduler(memory: Memory, *, reporter: Reporter | None = None) -> str | None:
-    """Run until SIGTERM/SIGINT; return the signal name. Running jobs finish their page first."""
-    scheduler, executor, stop = build_scheduler(memory, reporter=reporter)
+def run_scheduler(
+    memory: Memory, *, reporter: Reporter | None = None, stop: StopFlag | None = None
+) -> str | None:
+    """Run until SIGTERM/SIGINT (or ``stop`` is requested); return the reason.
+
+    Running jobs finish and commit their current page and log out before this returns.
+    """
+    scheduler, executor, stop = build_scheduler(memory, reporter=reporter, stop=stop)
 
     def on_stop(reason: str) -> None:
         log.info("stopping on %s: waiting for running jobs to commit their current page", reason)
