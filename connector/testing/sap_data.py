@@ -1,7 +1,8 @@
 """Seeded, realistic data for the fake SAP: business partners with roles, sales orders, invoices.
 
-Rows are plain dicts of typed values (``date``, aware ``datetime``, ``time``, ``Decimal``, ``bool``,
-``str``, ``None``); the fake encodes them per OData version when it answers. Generation is linear
+Names, places, e-mails, phones and amounts come from the shared :class:`DataGen`. Rows are plain
+dicts of typed values (``date``, aware ``datetime``, ``time``, ``Decimal``, ``bool``, ``str``,
+``None``); the fake encodes them per OData version when it answers. Generation is linear
 and cheap (100,000 partners and 200,000 documents in a few seconds), and the same seed always gives
 the same data. Business partner, customer and supplier numbers coincide, as with S/4HANA's default
 harmonised number ranges.
@@ -10,35 +11,17 @@ harmonised number ranges.
 from __future__ import annotations
 
 import gc
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any, TypeVar
+
+from connector.testing.datagen import DataGen
 
 Row = dict[str, Any]
 T = TypeVar("T")
 
-_ORG_WORDS = (
-    "Alpine", "Baltic", "Cedar", "Delta", "Emerald", "Falcon", "Granite", "Harbor", "Iron", "Juniper",
-    "Keystone", "Lumen", "Maple", "Nordic", "Orion", "Pioneer", "Quantum", "Riverside", "Summit", "Titan",
-    "Union", "Vertex", "Westfield", "Zenith",
-)  # fmt: skip
-_ORG_NOUNS = (
-    "Bearings", "Foods", "Logistics", "Machining", "Pharma", "Plastics", "Retail", "Steelworks",
-    "Textiles", "Tools", "Electronics", "Packaging", "Motors", "Chemicals", "Furniture", "Optics",
-)  # fmt: skip
-_ORG_SUFFIXES = ("GmbH", "AG", "Inc.", "Ltd.", "S.A.", "B.V.", "LLC", "KG")
-_FIRST = ("Anna", "Ben", "Clara", "David", "Elif", "Felix", "Greta", "Hugo", "Ines", "Jonas", "Karin", "Luca")
-_LAST = ("Meyer", "Novak", "O'Neill", "Schmidt", "Rossi", "Dubois", "Jensen", "Kowalski", "Garcia", "Sato")
-_PLACES = (
-    ("Walldorf", "BW", "69190", "DE"), ("Berlin", "BE", "10115", "DE"), ("Hamburg", "HH", "20095", "DE"),
-    ("Vienna", "9", "1010", "AT"), ("Zurich", "ZH", "8001", "CH"), ("Newtown Square", "PA", "19073", "US"),
-    ("Chicago", "IL", "60601", "US"), ("Lyon", "69", "69001", "FR"), ("Milan", "MI", "20121", "IT"),
-)  # fmt: skip
-_STREETS = ("Dietmar-Hopp-Allee", "Main Street", "Hauptstrasse", "Rue de la Paix", "Via Roma", "Oak Avenue")
 _TERMS = ("0001", "0002", "NT30", "NT45", "NT60", "Z014")
 _SALES_AREAS = (("1010", "10", "00", "EUR"), ("1710", "10", "00", "USD"))
 _PO_PREFIXES = ("PO-", "4500", "ORD-", "")
@@ -87,11 +70,6 @@ class SAPData:
     next_billing_document: int = 90_000_000
 
 
-@lru_cache(maxsize=8192)
-def _domain(name: str) -> str:
-    return "".join(ch for ch in name.lower() if ch.isalnum())[:16] or "example"
-
-
 def stamp(moment: datetime) -> tuple[date, time]:
     """A UTC moment as SAP's day-granular date plus a whole-second time."""
     utc = moment.astimezone(UTC)
@@ -104,14 +82,14 @@ class Generator:
     def __init__(self, data: SAPData, spec: DataSpec) -> None:
         self.data = data
         self.spec = spec
-        self.rng = random.Random(spec.seed)
-        self._random = self.rng.random
+        self.gen = DataGen(spec.seed)
+        self.rng = self.gen.rng
+        self._random = self.gen.random
         self._span = max(1, int((spec.now - EPOCH_START).total_seconds()))
 
     # Helpers ---------------------------------------------------------------------------------
     def _pick(self, options: Sequence[T]) -> T:
-        """``random.choice`` without its overhead (generation draws millions of values)."""
-        return options[int(self._random() * len(options))]
+        return self.gen.pick(options)
 
     def _int(self, low: int, high: int | None = None) -> int:
         """A value in ``[low, high)`` (or ``[0, low)``), like ``randrange`` but cheaper."""
@@ -124,7 +102,7 @@ class Generator:
         return after + timedelta(seconds=self._int(span))
 
     def _money(self, low: int, high: int) -> Decimal:
-        return Decimal(self._int(low * 100, high * 100)) / 100
+        return self.gen.amount(low, high)
 
     # Business partners -----------------------------------------------------------------------
     def generate(self) -> None:
@@ -156,8 +134,8 @@ class Generator:
         number = str(data.next_partner)
         data.next_partner += 1
         is_person = rng.random() < 0.1
-        first, last = self._pick(_FIRST), self._pick(_LAST)
-        org = f"{self._pick(_ORG_WORDS)} {self._pick(_ORG_NOUNS)} {self._pick(_ORG_SUFFIXES)}"
+        first, last = self.gen.person()
+        org = self.gen.company_name()
         name = f"{first} {last}" if is_person else org
         created_on, created_at = stamp(created)
         changed_on, changed_at = stamp(changed) if changed else (None, None)
@@ -182,7 +160,7 @@ class Generator:
             "LastChangeTime": changed_at,
             **(overrides or {}),
         }
-        self._addresses(number, name, created)
+        self._addresses(number, (first, last), org, created)
         vat = f"DE{self._int(10**8, 10**9)}"
         if customer:
             self._customer(number, name, vat, created_on)
@@ -190,38 +168,40 @@ class Generator:
             self._supplier(number, name, vat, created_on)
         return number
 
-    def _addresses(self, partner: str, name: str, created: datetime) -> None:
+    def _addresses(self, partner: str, person: tuple[str, str], org: str, created: datetime) -> None:
         rng, data = self.rng, self.data
         rows = []
         for _ in range(1 if rng.random() < 0.85 else 2):
             address_id = str(data.next_address)
             data.next_address += 1
-            city, region, postal, country = self._pick(_PLACES)
+            place = self.gen.place()
+            house, _, street = place.line1.partition(" ")
             rows.append(
                 {
                     "BusinessPartner": partner,
                     "AddressID": address_id,
-                    "StreetName": self._pick(_STREETS),
-                    "HouseNumber": str(self._int(1, 200)),
-                    "AdditionalStreetPrefixName": "",
-                    "CityName": city,
-                    "Region": region,
-                    "PostalCode": postal,
-                    "Country": country,
+                    "StreetName": street,
+                    "HouseNumber": house,
+                    "AdditionalStreetPrefixName": place.line2 or "",
+                    "CityName": place.city,
+                    "Region": place.region or "",
+                    "PostalCode": place.postal_code,
+                    "Country": place.country,
                     "ValidityStartDate": created.replace(microsecond=0),
                     "ValidityEndDate": datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC),
                 }
             )
-            domain = _domain(name)
+            domain = self.gen.domain(org)
+            boxes = (self.gen.email(*person, domain), f"info@{domain}")
             data.emails[address_id] = [
                 {
                     "AddressID": address_id,
                     "Person": "",
                     "OrdinalNumber": str(n),
                     "IsDefaultEmailAddress": n == 1,
-                    "EmailAddress": f"{box}@{domain}.example.com",
+                    "EmailAddress": email,
                 }
-                for n, box in enumerate(("billing", "info")[: self._int(0, 3)], start=1)
+                for n, email in enumerate(boxes[: self._int(0, 3)], start=1)
             ]
             data.phones[address_id] = (
                 [
@@ -229,9 +209,9 @@ class Generator:
                         "AddressID": address_id,
                         "Person": "",
                         "OrdinalNumber": "1",
-                        "DestinationLocationCountry": country,
+                        "DestinationLocationCountry": place.country,
                         "IsDefaultPhoneNumber": True,
-                        "PhoneNumber": f"+{self._int(1, 50)} {self._int(100, 999)} {self._int(10**5, 10**6)}",
+                        "PhoneNumber": self.gen.phone(),
                         "PhoneNumberExtension": "",
                         "PhoneNumberType": "1",
                     }
