@@ -83,8 +83,10 @@ def compare(field: str, operator: str, value: Literal) -> str:
 
 
 def all_of(clauses: Iterable[str]) -> str | None:
-    """The clauses joined with ``and`` (each parenthesised when it holds an ``or``), or None."""
-    parts = [f"({c})" if " or " in c else c for c in clauses if c]
+    """The clauses joined with ``and`` (each in parentheses when there are several), or None."""
+    parts = [clause for clause in clauses if clause]
+    if len(parts) > 1:
+        parts = [f"({clause})" if " or " in clause else clause for clause in parts]
     return " and ".join(parts) if parts else None
 
 

@@ -26,7 +26,7 @@ class FieldError(ValueError):
 def unwrap(record: Mapping[str, Any], name: str) -> Any:
     """The plain value of a field: ``{"value": x}`` -> x; ``{}``, absent or null -> None."""
     raw = record.get(name)
-    if isinstance(raw, Mapping):
+    if type(raw) is dict or isinstance(raw, Mapping):
         if "value" in raw:
             return raw["value"]
         if raw.get("error"):
@@ -42,10 +42,11 @@ def text(record: Mapping[str, Any], name: str) -> str | None:
     value = unwrap(record, name)
     if value is None:
         return None
+    if type(value) is str:
+        return value.strip() or None
     if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal)):
         raise FieldError(name, "text", value)
-    result = str(value).strip() if isinstance(value, str) else str(value)
-    return result or None
+    return (value.strip() if isinstance(value, str) else str(value)) or None
 
 
 def required_text(record: Mapping[str, Any], name: str) -> str:

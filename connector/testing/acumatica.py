@@ -16,6 +16,7 @@ bodies and status codes, and injectable faults. It counts the requests it served
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from collections import Counter
@@ -45,6 +46,7 @@ ALLOWED_PARAMS = frozenset({"$select", "$filter", "$expand", "$custom", "$skip",
 NOT_FOUND_TYPE = "PX.Api.ContractBased.NoEntitySatisfiesTheConditionException"
 _JSON = "application/json; charset=utf-8"
 _AUTH_COOKIE = ".ASPXAUTH"
+_FREEZE_ABOVE = 50_000
 LOGIN_LIMIT_MESSAGE = "API Login Limit: the maximum number of concurrent API sessions is reached."
 
 
@@ -140,6 +142,8 @@ class FakeAcumatica:
         end = as_of or self.clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
         self.as_of = end.astimezone(UTC)
         self._generate(customers, vendors, invoices, sales_orders, bills, cases, history_days)
+        if customers + vendors + invoices + sales_orders + bills + cases > _FREEZE_ABOVE:
+            gc.freeze()  # keep the big, long-lived data out of later GC passes: pages stay fast
 
     # Data generation ----------------------------------------------------------------------------
     def _generate(
