@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import zlib
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -12,10 +14,18 @@ from connector.clock import FrozenClock
 from connector.db.models import CrmCase
 from connector.episodic import EpisodicMemory
 from connector.episodic.tables import CASES, ENTRIES
-from connector.errors import EmbeddingModelMismatch, ScopeError
+from connector.errors import EmbeddingModelMismatch, ScopeError, StoreError
 from connector.memory import Memory
+from connector.settings import ChromaSettings, Settings
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def unused_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def days_ago(n: int) -> datetime:
@@ -178,3 +188,13 @@ def test_closed_erp_cases_become_entries_once_and_follow_changes(memory: Memory)
     assert memory.episodic.ingest_erp_cases("default") == 1
     assert "Refund of 62.00 USD" in memory.recall_cases("ACME", "wrong price on the invoice")[0].summary
     assert len(rows(memory, ENTRIES)) == 1
+
+
+def test_an_unreachable_chroma_server_is_a_store_error_and_loses_nothing(
+    memory: Memory, tmp_path: Path, unused_port: int
+) -> None:
+    settings = Settings(data_dir=tmp_path / "down", chroma=ChromaSettings(host="127.0.0.1", port=unused_port))
+    down = Memory(settings, clock=memory.clock, llm=None, engine=memory.engine)
+    with pytest.raises(StoreError, match=f"127.0.0.1:{unused_port}"):
+        down.record_case("ACME", "Disputed INV-000001.", "Credited.")
+    assert rows(memory, ENTRIES) == [] and rows(memory, CASES) == []

@@ -13,13 +13,14 @@ a metadata-filtered query scans the whole collection (see the benchmark).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from connector.embeddings.base import Vectors
-from connector.errors import EmbeddingModelMismatch, StoreError
+from connector.errors import ConnectorError, EmbeddingModelMismatch, StoreError
 from connector.settings import ChromaSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,19 @@ def open_client(settings: Settings) -> Any:
     except Exception as exc:
         where = f"server {conf.host}:{conf.port}" if conf.host else f"path {settings.chroma_path}"
         raise StoreError(f"Chroma at {where} is unavailable: {type(exc).__name__}: {exc}") from None
+
+
+@contextmanager
+def _chroma_errors(action: str, name: str) -> Iterator[None]:
+    """Any Chroma or transport failure becomes a StoreError naming the action and the collection."""
+    try:
+        yield
+    except ConnectorError:
+        raise
+    except Exception as exc:
+        raise StoreError(
+            f"Chroma {action} on collection {name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 class ChromaIndex:
@@ -102,23 +116,26 @@ class ChromaIndex:
             raise StoreError(
                 f"expected {len(ids)} vectors of dimension {self.dimension}, got {vectors.shape}"
             )
-        for start in range(0, len(ids), _BATCH):
-            stop = start + _BATCH
-            self.collection.upsert(
-                ids=list(ids[start:stop]),
-                embeddings=vectors[start:stop],
-                metadatas=[dict(m) for m in metadatas[start:stop]],
-            )
+        with _chroma_errors("upsert", self.name):
+            for start in range(0, len(ids), _BATCH):
+                stop = start + _BATCH
+                self.collection.upsert(
+                    ids=list(ids[start:stop]),
+                    embeddings=vectors[start:stop],
+                    metadatas=[dict(m) for m in metadatas[start:stop]],
+                )
 
     def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
         if ids:
-            self.collection.update(ids=list(ids), metadatas=[dict(m) for m in metadatas])
+            with _chroma_errors("update", self.name):
+                self.collection.update(ids=list(ids), metadatas=[dict(m) for m in metadatas])
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Vectors]:
         """The stored vector of each id that is in the index (missing ids are left out)."""
         if not ids:
             return {}
-        result = self.collection.get(ids=list(ids), include=["embeddings"])
+        with _chroma_errors("get", self.name):
+            result = self.collection.get(ids=list(ids), include=["embeddings"])
         embeddings = result.get("embeddings")
         if embeddings is None:
             return {}
@@ -128,11 +145,13 @@ class ChromaIndex:
         }
 
     def delete(self, ids: Sequence[str]) -> None:
-        for start in range(0, len(ids), _BATCH):
-            self.collection.delete(ids=list(ids[start : start + _BATCH]))
+        with _chroma_errors("delete", self.name):
+            for start in range(0, len(ids), _BATCH):
+                self.collection.delete(ids=list(ids[start : start + _BATCH]))
 
     def count(self) -> int:
-        return int(self.collection.count())
+        with _chroma_errors("count", self.name):
+            return int(self.collection.count())
 
     def stored_model(self) -> tuple[str | None, int | None]:
         """(model, dimension) the existing collection was built with, without the mismatch check."""
@@ -148,4 +167,5 @@ class ChromaIndex:
             self._client.delete_collection(self.name)
         except Exception as exc:
             log.debug("no collection %s to drop (%s)", self.name, type(exc).__name__)
-        self._collection = self._create()
+        with _chroma_errors("create", self.name):
+            self._collection = self._create()
