@@ -12,7 +12,7 @@ from adapters.protocol import Adapter
 from adapters.records import DocumentRecord, Page, PartyRecord, Record
 from adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
-from connector.errors import ConfigError
+from connector.errors import ConfigError, ERPNotFound
 from connector.settings import SyncSettings
 from connector.testing.sap import FakeSAP
 
@@ -248,3 +248,18 @@ def test_missing_credentials_are_named(fake: FakeSAP) -> None:
         open_adapter(fake, password=None)
     with pytest.raises(ConfigError, match="token_url, client_id, client_secret"):
         open_adapter(fake, auth="oauth_client_credentials")
+
+
+def test_fetch_reads_one_entity_by_an_escaped_key(fake: FakeSAP, adapter: SAPAdapter) -> None:
+    number = fake.add_partner(customer=True, supplier=True, created=NOW)
+    fake.data.partners[number]["BusinessPartner"] = "O'7"  # a key that needs escaping
+    fake.index.changed()
+    records = adapter.fetch("BusinessPartner", "O'7")
+    assert [(r.key[1], r.external_id) for r in records] == [("customer", "O'7"), ("vendor", "O'7")]
+    assert fake.last_request is not None and "A_BusinessPartner('O''7')" in fake.last_request.url.path
+    assert "$orderby" not in fake.last_request.url.params
+
+
+def test_fetch_of_an_unknown_key_is_not_found(adapter: SAPAdapter) -> None:
+    with pytest.raises(ERPNotFound):
+        adapter.fetch("SalesOrder", "nope")

@@ -10,6 +10,7 @@ whose stamp could be read, malformed ones included, and lists the rows it skippe
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -30,13 +31,15 @@ from adapters.sap.mapping import (
     map_sales_order,
     modified_at,
 )
-from adapters.sap.odata import decode_entity
+from adapters.sap.odata import decode_entity, parse_single
 from adapters.sap.paging import PageWalker, Query
-from adapters.sap.query import delta_filter, expand_option, select_fields
+from adapters.sap.query import delta_filter, expand_option, key_predicate, select_fields
 from adapters.sap.values import DECODERS, MalformedValue
 from connector.clock import Clock
-from connector.errors import ConfigError
+from connector.errors import ConfigError, ERPProtocolError
 from connector.settings import SyncSettings, TenantSettings
+
+log = logging.getLogger(__name__)
 
 Mapper = Callable[[dict[str, Any], StreamDef, MappingRules], Record | list[Record]]
 
@@ -122,15 +125,9 @@ class SAPAdapter:
     def read(self, stream: str, since: datetime | None, until: datetime | None = None) -> Iterator[Page]:
         """Pages of ``stream`` changed or created at or after ``since`` (everything when None)."""
         definition = self._stream(stream)
-        version = self.client.version
-        params = {
-            "$select": select_fields(definition, self.catalog, version),
-            "$orderby": definition.key,
-        }
-        if definition.expand:
-            params["$expand"] = expand_option(definition.expand, version)
+        params = self._read_params(definition)
         if since is not None:
-            params["$filter"] = delta_filter(definition, since, version)
+            params["$filter"] = delta_filter(definition, since, self.client.version)
         walker = PageWalker(
             self.client,
             Query(self._url(definition), params, definition.key, count=True),
@@ -138,10 +135,29 @@ class SAPAdapter:
         )
         requests_before = self.client.request_count
         for number, raw in enumerate(walker, start=1):
+            if number == 1 and walker.total is not None:
+                log.info("SAP %s/%s: %d rows to read", self.tenant, stream, walker.total)
             page = self._map_page(definition, raw.rows, number)
             page.requests = self.client.request_count - requests_before
             requests_before = self.client.request_count
             yield page
+
+    def fetch(self, stream: str, key: str) -> list[Record]:
+        """One entity of ``stream`` by key, mapped (a partner gives one record per role).
+
+        Raises :class:`~connector.errors.ERPNotFound` when SAP does not know the key.
+        """
+        definition = self._stream(stream)
+        url = self._url(definition) + key_predicate({definition.key: key})
+        params = self._read_params(definition)
+        del params["$orderby"]  # not allowed on a single entity
+        row = parse_single(self.client.get_json(url, params), self.client.version)
+        page = self._map_page(definition, [row], 1)
+        if page.problems:
+            raise ERPProtocolError(
+                f"SAP {stream} {key!r} cannot be mapped: {page.problems[0].reason}", tenant=self.tenant
+            )
+        return page.records
 
     def scan_keys(self, stream: str) -> Iterator[str]:
         """Every key the stream currently lists (only the key field is fetched)."""
@@ -176,6 +192,13 @@ class SAPAdapter:
                 f"tenant {self.tenant!r} has no SAP stream {stream!r}; streams: {', '.join(self._streams)}"
             )
         return definition
+
+    def _read_params(self, definition: StreamDef) -> dict[str, str]:
+        version = self.client.version
+        params = {"$select": select_fields(definition, self.catalog, version), "$orderby": definition.key}
+        if definition.expand:
+            params["$expand"] = expand_option(definition.expand, version)
+        return params
 
     def _url(self, definition: StreamDef) -> str:
         version = self.client.version
