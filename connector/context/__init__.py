@@ -1,19 +1,16 @@
-"""Placeholder: the context area is being built."""
+"""The context builder: what the agent actually receives (see :mod:`connector.context.builder`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from connector.context.builder import ContextBuilder
+from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
+from connector.context.query import ContextInputError
 
-if TYPE_CHECKING:
-    from connector.memory import Memory
-
-
-class ContextBuilder:
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-
-    def build(self, customer_id: str, query: str, **kw: Any) -> Any:
-        raise NotImplementedError
-
-    async def abuild(self, customer_id: str, query: str, **kw: Any) -> Any:
-        raise NotImplementedError
+__all__ = [
+    "SECTION_ORDER",
+    "ContextBuilder",
+    "ContextInputError",
+    "ContextItem",
+    "ContextResult",
+    "ContextSection",
+]

@@ -1,0 +1,54 @@
+"""``connector context CUSTOMER "query"``: print the agent context (text, or JSON with --json)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from typing import Any
+
+from connector.commands._common import memory_from_settings, to_json
+from connector.errors import ConfigError
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "context", help="print the token-budgeted context an agent gets for a customer and a query"
+    )
+    parser.add_argument("customer", help="the customer's ERP key")
+    parser.add_argument("query", help="what the agent was asked")
+    parser.add_argument("--session", help="working-memory session id")
+    parser.add_argument("--tenant", help="tenant name (default: the configured default)")
+    parser.add_argument("--budget", type=int, help="token budget (default: context.token_budget)")
+    parser.add_argument("--as-of", dest="as_of", help="build as of this ISO time with offset (default: now)")
+    parser.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    parser.set_defaults(handler=_context)
+
+
+def _as_of(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(
+            f"--as-of: expected an ISO date-time like 2026-01-15T12:00:00+00:00, got {value!r}"
+        ) from None
+    if parsed.tzinfo is None:
+        raise ConfigError("--as-of: give a UTC offset (e.g. +00:00) so the date is unambiguous")
+    return parsed
+
+
+def _context(args: argparse.Namespace) -> int:
+    result = memory_from_settings().build_context(
+        args.customer,
+        args.query,
+        session_id=args.session,
+        tenant=args.tenant,
+        token_budget=args.budget,
+        as_of=_as_of(args.as_of),
+    )
+    if args.json:
+        print(to_json(result.to_dict()))
+    else:
+        print(result.text, end="")
+    return 0

@@ -1,0 +1,304 @@
+"""``build_context``: the ERP's facts, past cases, learned facts and the conversation in one budgeted text.
+
+Deterministic: every list has a total order, the date comes from ``as_of`` or the injected
+clock, and nothing random or wall-clock enters the text, so equal inputs give byte-identical
+output (and a stable prefix for prompt caching). Stateless over the stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from connector.context import candidates as cand
+from connector.context.budget import Allocation, Costs, allocate
+from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
+from connector.context.query import ContextInputError, clean_query
+from connector.context.render import render
+from connector.context.sources import load_customer, open_documents, stream_freshness
+from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
+from connector.llm import NON_LLM_LABEL
+from connector.scope import Scope, require_id
+from connector.tokens import token_counter
+from connector.working.models import SessionState
+from connector.working.store import read_state
+
+if TYPE_CHECKING:
+    from connector.memory import Memory
+
+log = logging.getLogger(__name__)
+
+MIN_BUDGET = 100
+SECTION_TITLES = {
+    "today": "Today",
+    "erp_facts": "ERP facts",
+    "open_documents": "Open documents (overdue first)",
+    "pinned": "Pinned values",
+    "learned_facts": "Learned facts",
+    "past_cases": "Similar past cases",
+    "summary": "Conversation summary",
+    "recent_turns": "Recent turns",
+}
+_MAX_REFITS = 4
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+class ContextBuilder:
+    """Builds the agent's prompt context for one customer, query and (optional) session."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    def build(
+        self,
+        customer_id: str,
+        query: str,
+        *,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        token_budget: int | None = None,
+        as_of: datetime | None = None,
+    ) -> ContextResult:
+        """The context for ``customer_id`` answering ``query``; raises UnknownCustomerError with
+        close matches when the customer is not in semantic memory."""
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        scope = Scope.of(self.memory.tenant_name(tenant), customer_id)
+        sid = require_id(session_id, "session_id") if session_id is not None else None
+        cfg = self.memory.settings.context
+        budget = cfg.token_budget if token_budget is None else token_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
+            raise ContextInputError(
+                f"token_budget must be an integer of at least {MIN_BUDGET}, got {budget!r}"
+            )
+        if as_of is not None and (as_of.tzinfo is None or as_of.utcoffset() is None):
+            raise ContextInputError("as_of must be a timezone-aware datetime")
+        today = (as_of or self.memory.clock.now()).astimezone(UTC)
+        query_clean = clean_query(query, cfg.max_query_chars)
+        warnings = list(query_clean.warnings)
+
+        step = time.perf_counter()
+        with self.memory.engine.connect() as conn:
+            facts = load_customer(conn, scope.tenant, scope.customer_id)
+            if facts is None:
+                from connector.context.sources import close_matches
+
+                raise UnknownCustomerError(
+                    scope.customer_id, close_matches(conn, scope.tenant, scope.customer_id)
+                )
+            docs = open_documents(conn, scope.tenant, scope.customer_id)
+            streams = stream_freshness(conn, scope.tenant)
+            timings["erp"] = _ms(step)
+            step = time.perf_counter()
+            state = read_state(conn, sid) if sid is not None else None
+            timings["working"] = _ms(step)
+        if state is not None and (state.info.tenant, state.info.customer_id) != (
+            scope.tenant,
+            scope.customer_id,
+        ):
+            raise ScopeError(f"session {sid!r} belongs to another customer or tenant")
+        if sid is not None and state is None:
+            warnings.append(f"session {sid} has no turns yet")
+        if state is not None and state.omitted_turns:
+            warnings.append(
+                f"{state.omitted_turns} older turns are neither summarised nor shown (folding lags)"
+            )
+
+        step = time.perf_counter()
+        learned = self._learned_facts(scope, state, warnings)
+        timings["learned_facts"] = _ms(step)
+        step = time.perf_counter()
+        hits = self._past_cases(scope, query_clean.text, as_of, warnings)
+        timings["past_cases"] = _ms(step)
+
+        erp_as_of = max([facts.party.synced_at, *(ts for _, ts in streams)])
+        warnings.extend(self._staleness(today, erp_as_of, streams))
+
+        step = time.perf_counter()
+        day = today.date()
+        candidates: dict[str, list[cand.Candidate]] = {
+            "today": [cand.today_item(today)],
+            "erp_facts": cand.erp_items(facts, scope.tenant, docs, day),
+            "open_documents": cand.document_items(scope.tenant, docs, day, cfg.max_open_documents),
+            "pinned": cand.pinned_items(sid or "", state.pinned) if state else [],
+            "learned_facts": cand.fact_items(learned),
+            "past_cases": cand.case_items(hits),
+            "summary": cand.summary_items(state) if state else [],
+            "recent_turns": cand.turn_items(state) if state else [],
+        }
+        result = self._fit(scope, sid, today, erp_as_of, state, candidates, warnings, budget)
+        timings["budget_render"] = _ms(step)
+        timings["total"] = _ms(started)
+        return ContextResult(**result, timings_ms=timings)
+
+    async def abuild(
+        self,
+        customer_id: str,
+        query: str,
+        *,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        token_budget: int | None = None,
+        as_of: datetime | None = None,
+    ) -> ContextResult:
+        """:meth:`build` for async agents: the blocking store reads run in a worker thread."""
+        return await asyncio.to_thread(
+            self.build,
+            customer_id,
+            query,
+            session_id=session_id,
+            tenant=tenant,
+            token_budget=token_budget,
+            as_of=as_of,
+        )
+
+    # Sources that may be unavailable: a warning, never a failed context ----------------------------
+    def _learned_facts(self, scope: Scope, state: SessionState | None, warnings: list[str]) -> list[Any]:
+        limit = self.memory.settings.context.max_learned_facts
+        if limit == 0:
+            return []
+        scopes: list[tuple[str | None, str | None]] = [(None, None)]
+        if state is not None and (state.info.agent_id or state.info.workflow_id):
+            scopes.append((state.info.agent_id, state.info.workflow_id))
+        found: dict[int, Any] = {}
+        try:
+            for agent_id, workflow_id in scopes:
+                for fact in self.memory.facts.top(
+                    scope.customer_id,
+                    tenant=scope.tenant,
+                    limit=limit,
+                    agent_id=agent_id,
+                    workflow_id=workflow_id,
+                ):
+                    found.setdefault(fact.id, fact)
+        except ConnectorError as exc:
+            log.warning("learned facts unavailable for %s/%s: %s", scope.tenant, scope.customer_id, exc)
+            warnings.append(f"learned facts unavailable: {type(exc).__name__}")
+            return []
+        return sorted(found.values(), key=lambda f: (-f.importance, f.id))[:limit]
+
+    def _past_cases(self, scope: Scope, query: str, as_of: datetime | None, warnings: list[str]) -> list[Any]:
+        k = self.memory.settings.context.max_cases
+        if k == 0 or not query:
+            return []
+        try:
+            hits = self.memory.episodic.recall(
+                scope.customer_id, query, k=k, tenant=scope.tenant, as_of=as_of
+            )
+        except (ConnectorError, OSError) as exc:
+            log.warning("past cases unavailable for %s/%s: %s", scope.tenant, scope.customer_id, exc)
+            warnings.append(f"similar past cases unavailable: {type(exc).__name__}")
+            return []
+        return list(hits)
+
+    def _staleness(
+        self, today: datetime, erp_as_of: datetime, streams: Sequence[tuple[str, datetime]]
+    ) -> list[str]:
+        lag = timedelta(minutes=self.memory.settings.sync.expected_lag_minutes)
+        out: list[str] = []
+        behind = today - erp_as_of
+        if behind > lag:
+            out.append(
+                f"ERP data is {cand.age(behind.total_seconds())} old "
+                f"(last synced {erp_as_of:%Y-%m-%d %H:%M} UTC; expected within "
+                f"{lag.total_seconds() / 60:.0f} min): check the sync before relying on balances"
+            )
+        else:
+            late = [name for name, ts in streams if today - ts > lag]
+            if late:
+                out.append(f"streams not synced within the expected lag: {', '.join(late)}")
+        return out
+
+    # Budget and rendering ----------------------------------------------------------------------------
+    def _fit(
+        self,
+        scope: Scope,
+        sid: str | None,
+        today: datetime,
+        erp_as_of: datetime,
+        state: SessionState | None,
+        candidates: dict[str, list[cand.Candidate]],
+        warnings: list[str],
+        budget: int,
+    ) -> dict[str, Any]:
+        cfg = self.memory.settings.context
+        counter = token_counter(cfg.tokenizer)
+        costs = Costs(counter, max_chars=max(4000, budget * 8))
+        shares = dict(cfg.shares)
+        summary_label = ""
+        if state is not None and state.summary:
+            mode = NON_LLM_LABEL if state.summary_mode == "non-llm" else "LLM summary"
+            summary_label = f" ({mode}; turns 1-{state.summary_upto_seq})"
+        as_of_text = f"{erp_as_of:%Y-%m-%d %H:%M} UTC"
+
+        def text_of(allocation: Allocation | None, notes: Sequence[str]) -> str:
+            bodies = {s: "" for s in SECTION_ORDER}
+            if allocation is not None:
+                for s in SECTION_ORDER:
+                    chosen = sorted(
+                        allocation.chosen[s], key=lambda ch: (ch.candidate.fixed is False, ch.candidate.order)
+                    )
+                    bodies[s] = "\n".join(ch.text for ch in chosen)
+            return render(
+                customer_id=scope.customer_id, tenant=scope.tenant, erp_as_of=as_of_text,
+                summary_label=summary_label, warnings=notes, bodies=bodies,
+            )  # fmt: skip
+
+        fixed_cost = sum(costs.count(c.render()) for items in candidates.values() for c in items if c.fixed)
+        overhead = counter.count(text_of(None, warnings))
+        if overhead + fixed_cost > budget:
+            warnings.append(
+                f"over budget: the ERP header and pinned values alone need {overhead + fixed_cost} tokens "
+                f"of the {budget} allowed; nothing else was included"
+            )
+            overhead = counter.count(text_of(None, warnings))
+        effective = budget
+        for _ in range(_MAX_REFITS):
+            allocation = allocate(candidates, SECTION_ORDER, effective, shares, overhead, costs)
+            text = text_of(allocation, warnings)
+            total = counter.count(text)
+            if total <= budget:
+                break
+            effective -= total - budget + 4
+        sections = []
+        for s in SECTION_ORDER:
+            chosen = sorted(
+                allocation.chosen[s], key=lambda ch: (ch.candidate.fixed is False, ch.candidate.order)
+            )
+            items = tuple(
+                ContextItem(ch.candidate.source, ch.text, ch.tokens, ch.candidate.score, ch.truncated)
+                for ch in chosen
+            )
+            sections.append(
+                ContextSection(
+                    name=s,
+                    title=SECTION_TITLES[s],
+                    items=items,
+                    tokens=sum(i.tokens for i in items),
+                    dropped=allocation.dropped.get(s, 0),
+                    cap=allocation.caps.get(s, 0),
+                    borrowed=allocation.borrowed.get(s, 0),
+                )
+            )
+        return {
+            "customer_id": scope.customer_id,
+            "tenant": scope.tenant,
+            "session_id": sid,
+            "today": today,
+            "text": text,
+            "sections": tuple(sections),
+            "warnings": tuple(warnings),
+            "token_count": total,
+            "token_budget": budget,
+            "tokenizer": counter.name,
+            "over_budget": total > budget,
+            "erp_as_of": erp_as_of,
+            "summary_mode": state.summary_mode if state is not None and state.summary else None,
+        }

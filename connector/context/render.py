@@ -1,0 +1,51 @@
+"""Render sections into the context text with the template in ``prompts/context.md``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from string import Template
+
+from connector.context.quote import one_line
+from connector.resources import prompt_text
+
+TEMPLATE_FILE = "context.md"
+EMPTY = "(none)"
+
+
+@lru_cache(maxsize=4)
+def context_template(name: str = TEMPLATE_FILE) -> Template:
+    template = Template(prompt_text(name))
+    missing = {"customer_id", "tenant", "warnings", "erp_as_of", "summary_label"} - set(
+        template.get_identifiers()
+    )
+    if missing:
+        raise ValueError(f"prompts/{name} lacks placeholders: {', '.join(sorted(missing))}")
+    return template
+
+
+def warnings_block(warnings: Sequence[str]) -> str:
+    if not warnings:
+        return ""
+    return "\n## Warnings\n" + "\n".join(f"- {one_line(w, 400)}" for w in warnings) + "\n"
+
+
+def render(
+    *,
+    customer_id: str,
+    tenant: str,
+    erp_as_of: str,
+    summary_label: str,
+    warnings: Sequence[str],
+    bodies: Mapping[str, str],
+) -> str:
+    """The whole context; a section without items reads ``(none)``."""
+    values = {name: (body if body else EMPTY) for name, body in bodies.items()}
+    values.update(
+        customer_id=one_line(customer_id, 128),
+        tenant=one_line(tenant, 64),
+        erp_as_of=erp_as_of,
+        summary_label=summary_label,
+        warnings=warnings_block(warnings),
+    )
+    return context_template().substitute(values).rstrip("\n") + "\n"

@@ -1,0 +1,139 @@
+"""Reads of semantic memory for the context: the customer, its open documents, sync freshness.
+
+All reads share one connection and touch only indexed rows of one (tenant, customer). The
+context builder never calls an ERP: the store is the ERP's copy, and its age is reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from connector.db.models import Document, Party, PartyAddress, PartyAttribute, PartyContact, SyncState
+
+party_t: sa.Table = Party.__table__  # type: ignore[attr-defined]
+contact_t: sa.Table = PartyContact.__table__  # type: ignore[attr-defined]
+address_t: sa.Table = PartyAddress.__table__  # type: ignore[attr-defined]
+attribute_t: sa.Table = PartyAttribute.__table__  # type: ignore[attr-defined]
+document_t: sa.Table = Document.__table__  # type: ignore[attr-defined]
+sync_state_t: sa.Table = SyncState.__table__  # type: ignore[attr-defined]
+
+CUSTOMER = "customer"
+MAX_OPEN_DOCUMENTS_READ = 1000  # totals are computed over at most this many open documents
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerFacts:
+    party: Any
+    contacts: tuple[Any, ...]
+    addresses: tuple[Any, ...]
+    attributes: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenDocument:
+    doc_type: str
+    external_id: str
+    number: str
+    status: str | None
+    currency: str | None
+    amount: Decimal | None
+    balance: Decimal | None
+    doc_date: date | None
+    due_date: date | None
+    description: str | None
+    customer_ref: str | None
+
+    def overdue_days(self, today: date) -> int:
+        return (today - self.due_date).days if self.due_date and self.due_date < today else 0
+
+
+def load_customer(conn: Connection, tenant: str, customer_id: str) -> CustomerFacts | None:
+    party = conn.execute(
+        sa.select(party_t).where(
+            party_t.c.tenant == tenant,
+            party_t.c.kind == CUSTOMER,
+            party_t.c.external_id == customer_id,
+            party_t.c.deleted_at.is_(None),
+        )
+    ).one_or_none()
+    if party is None:
+        return None
+    owner = (tenant, CUSTOMER, customer_id)
+
+    def children(table: sa.Table, *order: Any) -> tuple[Any, ...]:
+        cond = [
+            table.c.tenant == owner[0],
+            table.c.party_kind == owner[1],
+            table.c.party_external_id == owner[2],
+        ]
+        return tuple(conn.execute(sa.select(table).where(*cond).order_by(*order)))
+
+    attributes = children(attribute_t, attribute_t.c.name)
+    return CustomerFacts(
+        party=party,
+        contacts=children(contact_t, contact_t.c.ordinal, contact_t.c.id),
+        addresses=children(address_t, address_t.c.ordinal, address_t.c.id),
+        attributes=tuple((a.name, a.value) for a in attributes),
+    )
+
+
+def close_matches(conn: Connection, tenant: str, customer_id: str, limit: int = 5) -> list[str]:
+    """Customer ids of the tenant whose id or name resembles ``customer_id`` (for the error)."""
+    rows = conn.execute(
+        sa.select(party_t.c.external_id, party_t.c.name).where(
+            party_t.c.tenant == tenant, party_t.c.kind == CUSTOMER, party_t.c.deleted_at.is_(None)
+        )
+    ).all()
+    by_key: dict[str, str] = {}
+    for external_id, name in rows:
+        by_key.setdefault(external_id.upper(), external_id)
+        if name:
+            by_key.setdefault(name.upper(), external_id)
+    wanted = customer_id.upper()
+    found: list[str] = []
+    for key in difflib.get_close_matches(wanted, sorted(by_key), n=limit * 2, cutoff=0.6):
+        if by_key[key] not in found:
+            found.append(by_key[key])
+    for key in sorted(by_key):  # a prefix or substring match is a good hint too
+        if len(found) >= limit:
+            break
+        if len(wanted) >= 3 and wanted in key and by_key[key] not in found:
+            found.append(by_key[key])
+    return found[:limit]
+
+
+def open_documents(conn: Connection, tenant: str, customer_id: str) -> list[OpenDocument]:
+    rows = conn.execute(
+        sa.select(
+            document_t.c.doc_type, document_t.c.external_id, document_t.c.number, document_t.c.status,
+            document_t.c.currency, document_t.c.amount, document_t.c.balance, document_t.c.doc_date,
+            document_t.c.due_date, document_t.c.description, document_t.c.customer_ref,
+        )
+        .where(
+            document_t.c.tenant == tenant,
+            document_t.c.party_kind == CUSTOMER,
+            document_t.c.party_external_id == customer_id,
+            document_t.c.is_open.is_(True),
+            document_t.c.deleted_at.is_(None),
+        )
+        .order_by(document_t.c.due_date, document_t.c.number, document_t.c.doc_type, document_t.c.external_id)
+        .limit(MAX_OPEN_DOCUMENTS_READ)
+    )  # fmt: skip
+    return [OpenDocument(*row) for row in rows]
+
+
+def stream_freshness(conn: Connection, tenant: str) -> list[tuple[str, datetime]]:
+    """(stream, last commit time) of the tenant's synced streams, by stream name."""
+    rows = conn.execute(
+        sa.select(sync_state_t.c.stream, sync_state_t.c.updated_at)
+        .where(sync_state_t.c.tenant == tenant, sync_state_t.c.updated_at.is_not(None))
+        .order_by(sync_state_t.c.stream)
+    )
+    return [(stream, updated_at) for stream, updated_at in rows]

@@ -1,0 +1,101 @@
+"""The token budget: every section held to its share, low-value items dropped first, pins never dropped."""
+
+from __future__ import annotations
+
+import pytest
+from context_fixtures import NOW, hit, seed_erp, with_stub_episodic
+from sqlalchemy.engine import Engine
+
+from connector.clock import FrozenClock
+from connector.context import ContextResult
+from connector.memory import Memory
+from connector.settings import ContextSettings, Settings, WorkingMemorySettings
+from connector.tokens import count_tokens
+
+WORDS = "the pallet of copper fittings arrived late and the customer asked for a refund of freight " * 6
+
+
+@pytest.fixture
+def full_memory(sqlite_engine: Engine, settings: Settings) -> Memory:
+    """Every section has far more material than its share of a 1,200-token budget."""
+    settings = settings.model_copy(
+        update={
+            "context": ContextSettings(token_budget=1200, max_open_documents=40, max_cases=10),
+            "working": WorkingMemorySettings(verbatim_turns=30, fold_batch=5),
+        }
+    )
+    memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=sqlite_engine)
+    seed_erp(memory, documents=40, attributes=60)
+    with_stub_episodic(memory, [hit(f"C-{i}", f"case {i}: {WORDS}", 0.9 - i / 100) for i in range(10)])
+    for i in range(8):
+        memory.learn(
+            "ABARTENDE",
+            f"Fact {i}: prefers deliveries on weekday {i} mornings. {WORDS[:400]}",
+            importance=0.9 - i / 10,
+        )
+    memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_invoice",
+                       tool_result={"ReferenceNbr": "INV-004821", "Amount": "18250.40"})  # fmt: skip
+    for i in range(80):
+        memory.record_turn("s-1", "ABARTENDE", "user" if i % 2 == 0 else "assistant", f"turn {i}: {WORDS}")
+    return memory
+
+
+def build(memory: Memory, **kw: object) -> ContextResult:
+    return memory.build_context("ABARTENDE", "refund of freight", session_id="s-1", **kw)  # type: ignore[arg-type]
+
+
+def test_the_whole_context_fits_the_budget(full_memory: Memory) -> None:
+    result = build(full_memory)
+    assert result.token_count == count_tokens(result.text) <= 1200
+    assert not result.over_budget
+
+
+@pytest.mark.parametrize(
+    "section", ["erp_facts", "open_documents", "learned_facts", "past_cases", "summary", "recent_turns"]
+)
+def test_every_section_is_held_to_its_share(full_memory: Memory, section: str) -> None:
+    result = build(full_memory)
+    part = result.section(section)
+    assert part.dropped > 0 or any(i.truncated for i in part.items), "each section had more than fits"
+    fixed = sum(i.tokens for i in part.items if i.source == "party:default/customer/ABARTENDE")
+    assert part.tokens - fixed <= part.cap + part.borrowed
+    assert part.cap <= int(full_memory.settings.context.shares[section] * 1200)
+
+
+def test_low_value_items_go_first(full_memory: Memory) -> None:
+    result = build(full_memory)
+    cases = [i.source for i in result.section("past_cases").items]
+    assert cases == [f"case:C-{i}" for i in range(len(cases))]  # the best-scoring kept, in order
+    turns = [int(i.source.split("#")[1]) for i in result.section("recent_turns").items]
+    assert turns == list(range(turns[0], 82))  # the newest turns kept, contiguous up to the last
+    docs = result.section("open_documents").items
+    assert "days overdue" in docs[0].text  # overdue documents are the last to go
+
+
+def test_pinned_values_and_the_erp_header_are_never_dropped(full_memory: Memory) -> None:
+    result = build(full_memory, token_budget=300)
+    assert "- INV-004821.Amount = 18250.40" in result.text
+    assert result.section("erp_facts").items[0].source == "party:default/customer/ABARTENDE"
+    assert result.token_count <= 300
+
+
+def test_a_budget_below_the_fixed_items_says_so(full_memory: Memory) -> None:
+    for i in range(60):
+        full_memory.pin("s-1", f"value-{i:02d}", f"{i}.00")
+    result = build(full_memory, token_budget=150)
+    assert result.over_budget
+    assert result.warnings[-1].startswith("over budget: the ERP header and pinned values alone need")
+    assert "- value-59 = 59.00" in result.text
+
+
+@pytest.mark.parametrize("budget", [400, 800, 3000, 8000])
+def test_any_budget_is_respected(full_memory: Memory, budget: int) -> None:
+    assert build(full_memory, token_budget=budget).token_count <= budget
+
+
+def test_a_huge_turn_is_truncated_not_dropped(full_memory: Memory) -> None:
+    full_memory.record_turn("s-1", "ABARTENDE", "user", "x y " * 60_000)
+    result = build(full_memory)
+    newest = result.section("recent_turns").items[-1]
+    assert newest.truncated and newest.text.endswith("…[truncated]")
+    assert result.token_count <= 1200

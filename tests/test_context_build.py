@@ -1,0 +1,157 @@
+"""build_context: sections in order, ERP facts, open documents, pins, cases, turns, errors, determinism."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from context_fixtures import NOW, hit, seed_erp, with_stub_episodic
+from sqlalchemy.engine import Engine
+
+from connector.clock import FrozenClock
+from connector.context import SECTION_ORDER, ContextInputError, ContextResult
+from connector.errors import ScopeError, UnknownCustomerError
+from connector.memory import Memory
+from connector.settings import Settings
+
+INVOICE = {"ReferenceNbr": "INV-004821", "Amount": "1250.75", "DueDate": "2026-01-05"}
+
+
+@pytest.fixture
+def memory(engine: Engine, settings: Settings) -> Memory:
+    memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
+    seed_erp(memory)
+    with_stub_episodic(memory, [hit("C-1", "Credit memo CM-000311 issued for a duplicate invoice.", 0.82)])
+    return memory
+
+
+def headers(result: ContextResult) -> list[str]:
+    return [line for line in result.text.splitlines() if line.startswith("## ")]
+
+
+def test_sections_come_in_the_fixed_order(memory: Memory) -> None:
+    memory.record_turn("s-1", "ABARTENDE", "user", "Why was I charged twice?")
+    result = memory.build_context("ABARTENDE", "Why was I charged twice?", session_id="s-1")
+    assert headers(result) == [
+        "## Today",
+        "## ERP facts (as of 2026-01-15 11:40 UTC)",
+        "## Open documents (overdue first)",
+        "## Pinned values (exact; never summarised)",
+        "## Learned facts",
+        "## Similar past cases",
+        "## Conversation summary",
+        "## Recent turns",
+    ]
+    assert [s.name for s in result.sections] == list(SECTION_ORDER)
+    assert SECTION_ORDER == ("today", "erp_facts", "open_documents", "pinned", "learned_facts", "past_cases",
+                             "summary", "recent_turns")  # fmt: skip
+    assert "2026-01-15 (Thursday), 12:00 UTC" in result.text
+    assert result.warnings == ()
+
+
+def test_erp_facts_and_open_documents_overdue_first(memory: Memory) -> None:
+    result = memory.build_context("ABARTENDE", "balance?")
+    erp = result.section("erp_facts")
+    assert erp.items[0].text.startswith("Customer ABARTENDE — Bartender Supplies; status Active")
+    assert "credit limit 900000.00; terms 30D" in erp.items[0].text
+    assert erp.items[0].source == "party:default/customer/ABARTENDE"
+    assert "- attribute PO_REQUIRED: Y" in result.text
+    docs = result.section("open_documents").items
+    # AR004822 is 15 days overdue, AR004821 5 days, AR004820 not yet due.
+    assert [i.source for i in docs] == [
+        "document:default/ar_invoice/INV/AR004822",
+        "document:default/ar_invoice/INV/AR004821",
+        "document:default/ar_invoice/INV/AR004820",
+    ]
+    assert "due 2025-12-31, 15 days overdue; balance 1250.75 of 1250.75 USD" in docs[0].text
+    assert (
+        "open receivables: 3752.25 USD across 3 documents; overdue: 2501.50 USD across 2 invoices"
+        in result.text
+    )
+
+
+def test_learned_facts_and_past_cases_as_date_and_summary(memory: Memory) -> None:
+    memory.learn("ABARTENDE", "Prefers to be contacted by email after 3pm.", importance=0.8, source="agent")
+    result = memory.build_context("ABARTENDE", "Why was I charged twice?")
+    fact = result.section("learned_facts").items[0]
+    assert fact.source.startswith("fact:") and fact.score == 0.8
+    assert "> Prefers to be contacted by email after 3pm." in fact.text
+    case = result.section("past_cases").items[0]
+    assert case.source == "case:C-1" and case.score == 0.82
+    assert case.text == (
+        "2025-11-03 (case C-1, similarity 0.82, documents INV-004821):\n"
+        "> Credit memo CM-000311 issued for a duplicate invoice."
+    )
+
+
+def test_pinned_values_and_turns_from_the_session(memory: Memory) -> None:
+    memory.record_turn("s-1", "ABARTENDE", "user", "Why was I charged twice for INV-004821?")
+    memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_invoice", tool_result=INVOICE)
+    result = memory.build_context("ABARTENDE", "charged twice", session_id="s-1")
+    pins = [i.text for i in result.section("pinned").items]
+    assert "- INV-004821.Amount = 1250.75 (amount; tool get_invoice, turn 2)" in pins
+    turns = result.section("recent_turns").items
+    assert [t.source for t in turns] == ["turn:s-1#1", "turn:s-1#2"]
+    assert turns[1].text.startswith("[turn 2, 2026-01-15 12:00] tool call get_invoice():\n> {")
+
+
+def test_the_same_inputs_give_byte_identical_output(memory: Memory) -> None:
+    memory.learn("ABARTENDE", "Prefers email.", importance=0.6)
+    memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_invoice", tool_result=INVOICE)
+    first = memory.build_context("ABARTENDE", "Why?", session_id="s-1")
+    again = Memory(memory.settings, clock=FrozenClock(NOW), llm=None, engine=memory.engine)
+    with_stub_episodic(again, [hit("C-1", "Credit memo CM-000311 issued for a duplicate invoice.", 0.82)])
+    second = again.build_context("ABARTENDE", "Why?", session_id="s-1")
+    assert first.text.encode() == second.text.encode()
+    assert first.to_dict() == second.to_dict()
+
+
+def test_as_of_sets_today(memory: Memory) -> None:
+    result = memory.build_context("ABARTENDE", "q", as_of=NOW + timedelta(days=30))
+    assert result.section("today").items[0].text.startswith("2026-02-14 (Saturday)")
+
+
+def test_unknown_customer_suggests_close_matches(memory: Memory) -> None:
+    with pytest.raises(UnknownCustomerError) as err:
+        memory.build_context("ABARTEND", "q")
+    assert err.value.suggestions[:2] == ["ABARTENDE", "ABARTENDER2"]
+    assert "ABARTENDX" not in err.value.suggestions  # another tenant's customer is never suggested
+    assert "Did you mean: ABARTENDE" in str(err.value)
+
+
+def test_a_session_of_another_customer_is_refused(memory: Memory) -> None:
+    memory.record_turn("s-1", "ABARTENDER2", "user", "private to customer 2")
+    with pytest.raises(ScopeError):
+        memory.build_context("ABARTENDE", "q", session_id="s-1")
+
+
+def test_an_unknown_session_is_a_warning(memory: Memory) -> None:
+    result = memory.build_context("ABARTENDE", "q", session_id="new")
+    assert result.warnings == ("session new has no turns yet",)
+    assert "- session new has no turns yet" in result.text
+
+
+def test_stale_data_warns_in_result_and_text(engine: Engine, settings: Settings) -> None:
+    memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
+    seed_erp(memory, synced_at=NOW - timedelta(hours=5))
+    with_stub_episodic(memory)
+    result = memory.build_context("ABARTENDE", "q")
+    assert len(result.warnings) == 1
+    assert result.warnings[0].startswith("ERP data is 5 h 0 min old (last synced 2026-01-15 07:00 UTC;")
+    assert f"- {result.warnings[0]}" in result.text
+
+
+def test_bad_arguments_are_clear_errors(memory: Memory) -> None:
+    with pytest.raises(ContextInputError, match="token_budget"):
+        memory.build_context("ABARTENDE", "q", token_budget=5)
+    with pytest.raises(ContextInputError, match="query must be text"):
+        memory.build_context("ABARTENDE", None)  # type: ignore[arg-type]
+    with pytest.raises(ScopeError):
+        memory.build_context("  ", "q")
+
+
+def test_async_variant_gives_the_same_result(memory: Memory) -> None:
+    sync = memory.build_context("ABARTENDE", "q")
+    async_result = asyncio.run(memory.abuild_context("ABARTENDE", "q"))
+    assert async_result.text == sync.text
