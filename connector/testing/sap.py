@@ -24,6 +24,7 @@ import json
 import secrets
 import urllib.parse
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -388,7 +389,7 @@ class FakeSAP:
         renderer = _Renderer(self, request, params)
         body = renderer.entity(row, entity_set, renderer.expand(entity_set), renderer.select(entity_set))
         payload = {"d": body} if self.odata_version == "v2" else body
-        return _json(payload)
+        return _json(payload, renderer.encode)
 
     def _collection(
         self, request: httpx.Request, entity_set: EntitySet, rows: list[Row], params: httpx.QueryParams
@@ -422,7 +423,7 @@ class FakeSAP:
             payload["value"] = results
             if next_link:
                 payload["@odata.nextLink"] = next_link
-        response = _json(payload)
+        response = _json(payload, renderer.encode)
         response.extensions["collection"] = True
         return response
 
@@ -583,7 +584,6 @@ class _Renderer:
     def entity(
         self, row: Row, entity_set: EntitySet, expand: ExpandTree, select: list[str] | None
     ) -> dict[str, Any]:
-        encode = self.encode
         out: dict[str, Any] = {}
         uri = ""
         if self.version == "v2":
@@ -591,13 +591,11 @@ class _Renderer:
             uri = prefix + _key_text(entity_set, row)
             out["__metadata"] = {"id": uri, "uri": uri, "type": type_name}
         if select is None:
-            for name, value in row.items():
-                kind = type(value)
-                out[name] = value if kind is str or kind is bool or value is None else encode(value)
+            out.update(row)  # dates, times and decimals are encoded by dumps(..., self.encode)
         else:
             for name in select:
                 if name in row:
-                    out[name] = encode(row[name])
+                    out[name] = row[name]
         for nav_name, nav in entity_set.navigation.items():
             if nav_name in expand:
                 target_set = ENTITY_SETS[nav.target]
@@ -646,8 +644,8 @@ def _wants_json(request: httpx.Request) -> bool:
     return "json" in request.headers.get("accept", "") or request.url.params.get("$format") == "json"
 
 
-def _json(payload: Any) -> httpx.Response:
-    return httpx.Response(200, content=dumps(payload), headers={"content-type": "application/json"})
+def _json(payload: Any, encode: Callable[[Any], Any] = str) -> httpx.Response:
+    return httpx.Response(200, content=dumps(payload, encode), headers={"content-type": "application/json"})
 
 
 def _logon_failed(reason: str, *, bearer: bool = False) -> httpx.Response:

@@ -11,16 +11,14 @@ harmonised number ranges.
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any
 
 from connector.testing.datagen import DataGen
 
 Row = dict[str, Any]
-T = TypeVar("T")
 
 _TERMS = ("0001", "0002", "NT30", "NT45", "NT60", "Z014")
 _SALES_AREAS = (("1010", "10", "00", "EUR"), ("1710", "10", "00", "USD"))
@@ -85,12 +83,10 @@ class Generator:
         self.gen = DataGen(spec.seed)
         self.rng = self.gen.rng
         self._random = self.gen.random
+        self._pick = self.gen.pick
         self._span = max(1, int((spec.now - EPOCH_START).total_seconds()))
 
     # Helpers ---------------------------------------------------------------------------------
-    def _pick(self, options: Sequence[T]) -> T:
-        return self.gen.pick(options)
-
     def _int(self, low: int, high: int | None = None) -> int:
         """A value in ``[low, high)`` (or ``[0, low)``), like ``randrange`` but cheaper."""
         if high is None:
@@ -98,8 +94,9 @@ class Generator:
         return low + int(self._random() * (high - low))
 
     def _moment(self, after: datetime = EPOCH_START) -> datetime:
-        span = max(1, int((self.spec.now - after).total_seconds()))
-        return after + timedelta(seconds=self._int(span))
+        """A whole-second moment in ``[after, now)``."""
+        span = self._span if after is EPOCH_START else max(1, int((self.spec.now - after).total_seconds()))
+        return after + timedelta(seconds=int(self._random() * span))
 
     def _money(self, low: int, high: int) -> Decimal:
         return self.gen.amount(low, high)
