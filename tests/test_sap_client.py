@@ -119,7 +119,7 @@ def test_a_token_refused_twice_is_an_auth_error(oauth_fake: FakeSAP, clock: Froz
     with adapter_for(oauth_fake, clock) as adapter:
         oauth_fake.token_ttl_s = -1  # every new token is born expired
         oauth_fake.expire_tokens()
-        with pytest.raises(ERPAuthError):
+        with pytest.raises(ERPAuthError, match="freshly fetched OAuth token"):
             count_partners(adapter)
     assert oauth_fake.tokens_issued == 2
 

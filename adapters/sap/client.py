@@ -19,6 +19,7 @@ from adapters.http import (
     Action,
     ErrorDecoder,
     HttpClient,
+    SessionExpired,
     TrafficLimits,
     TrafficPolicy,
     action_for_status,
@@ -30,7 +31,7 @@ from adapters.sap.auth import SAPAuth
 from adapters.sap.catalog import ODataVersion
 from adapters.sap.odata import parse_error
 from connector.clock import Clock, SystemClock
-from connector.errors import ERPError
+from connector.errors import ERPAuthError, ERPError
 from connector.settings import TenantSettings
 
 log = logging.getLogger(__name__)
@@ -166,15 +167,24 @@ class SAPClient:
         """
         self.auth.ensure(self.http)
         client = self.tenant.sap_client
+        merged: dict[str, str] | None = None
         if params is None:
             target = httpx.URL(url)
             if client and "sap-client" not in target.params:
                 url += ("&" if target.query else "?") + f"sap-client={client}"
-            return self.http.request_json("GET", url)
-        merged = dict(params)
-        if client:
-            merged["sap-client"] = client
-        return self.http.request_json("GET", url, params=merged)
+        else:
+            merged = {**params, "sap-client": client} if client else dict(params)
+        try:
+            return self.http.request_json("GET", url, params=merged)
+        except SessionExpired as exc:  # a fresh token was refused too
+            raise ERPAuthError(
+                f"SAP refused a freshly fetched OAuth token for {safe_url(url)} (HTTP 401); check the "
+                f"OAuth client's roles and the communication arrangement of tenant {self.tenant.name!r}",
+                status_code=401,
+                code=exc.code,
+                exception_message=exc.exception_message,
+                tenant=self.tenant.name,
+            ) from None
 
     @property
     def request_count(self) -> int:
