@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 from connector.clock import FrozenClock
 from connector.errors import ScopeError
 from connector.memory import Memory
-from connector.settings import Settings
+from connector.settings import Settings, WorkingMemorySettings
 from connector.working import InvalidTurnError, UnknownSessionError
 
 INVOICE = {
@@ -123,3 +123,23 @@ def test_forget_removes_only_that_customer(memory: Memory) -> None:
     with pytest.raises(UnknownSessionError):
         memory.working.state("s-1")
     assert memory.working.state("s-2").turns[0].content == "keep me"
+
+
+def test_bulk_append_gives_the_same_state_as_one_by_one(engine: Engine, settings: Settings) -> None:
+    from connector.working import NewTurn
+
+    settings = settings.model_copy(update={"working": WorkingMemorySettings(verbatim_turns=3, fold_batch=2)})
+    memory = Memory(settings, clock=FrozenClock(), llm=None, engine=engine)
+    turns = [NewTurn("user", f"message {i} about SO-{i:06d}") for i in range(12)]
+    turns.insert(4, NewTurn("tool", "", tool_name="get_invoice", tool_result=INVOICE))
+    stored = memory.working.record_turns("bulk", "C1", turns)
+    for t in turns:
+        memory.record_turn(
+            "single", "C1", t.role, t.content, tool_name=t.tool_name, tool_result=t.tool_result
+        )
+    assert [t.seq for t in stored] == list(range(1, 14))
+    bulk, single = memory.working.state("bulk"), memory.working.state("single")
+    assert bulk.summary == single.summary and bulk.summary_upto_seq == single.summary_upto_seq == 10
+    assert [(p.name, p.value, p.seq) for p in bulk.pinned] == [
+        (p.name, p.value, p.seq) for p in single.pinned
+    ]

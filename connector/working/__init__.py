@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from connector.working.models import FoldResult, PinnedValue, SessionInfo, SessionState, Turn
+from connector.working.models import FoldResult, NewTurn, PinnedValue, SessionInfo, SessionState, Turn
 from connector.working.store import InvalidTurnError, UnknownSessionError, WorkingMemory, read_state
 
 __all__ = [
     "FoldResult",
     "InvalidTurnError",
+    "NewTurn",
     "PinnedValue",
     "SessionInfo",
     "SessionState",

@@ -25,6 +25,17 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
+class NewTurn:
+    """A turn to append with :meth:`WorkingMemory.record_turns`."""
+
+    role: str
+    content: str
+    tool_name: str | None = None
+    tool_args: Any = None
+    tool_result: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class PinnedValue:
     """A value the workflow depends on. ``value`` is exact text (amounts keep every digit)."""
 

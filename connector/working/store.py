@@ -23,13 +23,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from connector.errors import ConnectorError, LLMError, ScopeError
+from connector.errors import ConnectorError, LLMError, ScopeError, StoreError
 from connector.llm import LLMClient
 from connector.resources import prompt_text
 from connector.scope import Scope, require_id
 from connector.working.models import (
     ROLES,
     FoldResult,
+    NewTurn,
     PinnedValue,
     SessionInfo,
     SessionState,
@@ -139,19 +140,41 @@ class WorkingMemory:
         for another customer raises ScopeError and stores nothing. Folds older turns into the
         running summary when enough have accumulated; a failing LLM leaves them for the next fold.
         """
+        turn = NewTurn(role, content, tool_name=tool_name, tool_args=tool_args, tool_result=tool_result)
+        return self.record_turns(
+            session_id, customer_id, [turn], tenant=tenant, agent_id=agent_id, workflow_id=workflow_id
+        )[0]
+
+    def record_turns(
+        self,
+        session_id: str,
+        customer_id: str,
+        turns: Sequence[NewTurn],
+        *,
+        tenant: str | None = None,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+    ) -> list[Turn]:
+        """Append several turns in one transaction (imports, replays); same rules as :meth:`record_turn`.
+
+        The turns get consecutive seqs even when other processes append to the session at the
+        same time; a fold, if due, runs once afterwards.
+        """
         scope = Scope.of(self.memory.tenant_name(tenant), customer_id)
         sid = require_id(session_id, "session_id")
-        if role not in ROLES:
-            raise InvalidTurnError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-        if not isinstance(content, str):
-            raise InvalidTurnError(f"content must be text, got {type(content).__name__}")
-        args = json_safe(tool_args) if tool_args is not None else None
-        result = json_safe(tool_result) if tool_result is not None else None
-        extracted = (
-            extract_values(tool_name, result, limit=self.memory.settings.working.max_pins_per_result)
-            if result is not None
-            else []
-        )
+        if not turns:
+            return []
+        limit = self.memory.settings.working.max_pins_per_result
+        prepared = []
+        for t in turns:
+            if t.role not in ROLES:
+                raise InvalidTurnError(f"role must be one of {', '.join(ROLES)}, got {t.role!r}")
+            if not isinstance(t.content, str):
+                raise InvalidTurnError(f"content must be text, got {type(t.content).__name__}")
+            args = json_safe(t.tool_args) if t.tool_args is not None else None
+            result = json_safe(t.tool_result) if t.tool_result is not None else None
+            values = extract_values(t.tool_name, result, limit=limit) if result is not None else []
+            prepared.append((t, _clean_text(t.content), args, result, values))
         now = self.memory.clock.now()
         session_row = {
             "session_id": sid,
@@ -169,11 +192,12 @@ class WorkingMemory:
         for attempt in range(1, _APPEND_ATTEMPTS + 1):
             try:
                 with self.engine.begin() as conn:
+                    # Writes first: the session row is locked before anything is read.
                     conn.execute(_insert(conn, session_t).values(session_row).on_conflict_do_nothing())
                     row = conn.execute(
                         session_t.update()
                         .where(session_t.c.session_id == sid)
-                        .values(last_seq=session_t.c.last_seq + 1, updated_at=now)
+                        .values(last_seq=session_t.c.last_seq + len(prepared), updated_at=now)
                         .returning(
                             session_t.c.last_seq,
                             session_t.c.tenant,
@@ -186,35 +210,40 @@ class WorkingMemory:
                             f"session {sid!r} belongs to another customer or tenant; "
                             "start a new session for this customer"
                         )
-                    seq = int(row.last_seq)
+                    first = int(row.last_seq) - len(prepared) + 1
                     conn.execute(
-                        turn_t.insert().values(
-                            session_id=sid,
-                            seq=seq,
-                            role=role,
-                            content=_clean_text(content),
-                            tool_name=tool_name,
-                            tool_args=args,
-                            tool_result=result,
-                            created_at=now,
-                        )
+                        turn_t.insert(),
+                        [
+                            {
+                                "session_id": sid,
+                                "seq": first + i,
+                                "role": t.role,
+                                "content": content,
+                                "tool_name": t.tool_name,
+                                "tool_args": args,
+                                "tool_result": result,
+                                "created_at": now,
+                            }
+                            for i, (t, content, args, result, _) in enumerate(prepared)
+                        ],
                     )
-                    source = f"tool {tool_name or 'result'}, turn {seq}"
-                    self._upsert_pins(
-                        conn, sid, [(v.name, v.value, v.kind) for v in extracted], source, seq, False, now
-                    )
+                    for i, (t, _, _, _, values) in enumerate(prepared):
+                        source = f"tool {t.tool_name or 'result'}, turn {first + i}"
+                        pins = [(v.name, v.value, v.kind) for v in values]
+                        self._upsert_pins(conn, sid, pins, source, first + i, False, now)
                 break
             except (IntegrityError, OperationalError) as exc:
                 if attempt == _APPEND_ATTEMPTS:
-                    from connector.errors import StoreError
-
                     raise StoreError(
                         f"could not append to session {sid!r} after {attempt} attempts: {type(exc).__name__}"
                     ) from None
                 log.debug("append to %s conflicted (attempt %d), retrying", sid, attempt)
-        turn = Turn(sid, seq, role, _clean_text(content), now, tool_name, args, result)
-        self._maybe_fold(sid, seq, int(row.summary_upto_seq))
-        return turn
+        stored = [
+            Turn(sid, first + i, t.role, content, now, t.tool_name, args, result)
+            for i, (t, content, args, result, _) in enumerate(prepared)
+        ]
+        self._maybe_fold(sid, int(row.last_seq), int(row.summary_upto_seq))
+        return stored
 
     def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
         """Pin ``value`` under ``name`` in an existing session; explicit pins win over extracted ones."""
