@@ -11,7 +11,7 @@ whose stamp could be read, malformed ones included, and lists the rows it skippe
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -24,7 +24,6 @@ from adapters.records import Page, Record
 from adapters.sap.catalog import Catalog, StreamDef, load_catalog
 from adapters.sap.client import SAPClient
 from adapters.sap.mapping import (
-    MappingError,
     MappingRules,
     map_billing_document,
     map_business_partner,
@@ -41,10 +40,10 @@ from connector.settings import SyncSettings, TenantSettings
 
 log = logging.getLogger(__name__)
 
-Mapper = Callable[[dict[str, Any], StreamDef, MappingRules], Record | list[Record]]
+Mapper = Callable[[dict[str, Any], StreamDef, MappingRules], Record | Sequence[Record]]
 
 _MAPPERS: dict[str, Mapper] = {
-    "BusinessPartner": map_business_partner,  # type: ignore[dict-item]
+    "BusinessPartner": map_business_partner,
     "SalesOrder": map_sales_order,
     "BillingDocument": map_billing_document,
 }
@@ -225,10 +224,13 @@ class SAPAdapter:
                 if not isinstance(row, dict):
                     raise MalformedValue(f"expected an entity object, got {type(row).__name__}")
                 mapped = mapper(decode_entity(row, entity_type, self.catalog), definition, self.rules)
-            except (MalformedValue, MappingError, ValueError) as exc:
+            except ValueError as exc:  # MalformedValue, MappingError, a record's own validation
                 problems.append(RecordProblem(definition.name, key, str(exc)))
                 continue
-            records.extend(mapped if isinstance(mapped, list) else [mapped])
+            if isinstance(mapped, Sequence):
+                records.extend(mapped)
+            else:
+                records.append(mapped)
         return Page(definition.name, number, records, max_modified=newest, problems=problems)
 
 

@@ -19,15 +19,17 @@ Construct::
 from __future__ import annotations
 
 import base64
+import functools
 import gc
 import json
 import secrets
+import threading
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 import httpx
 from pydantic import SecretStr
@@ -68,6 +70,20 @@ class Fault:
     retry_after: str | None = None
     status: int = 503
     message: str = ""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _locked(method: F) -> F:
+    """One request or data change at a time: the served fake answers from several threads."""
+
+    @functools.wraps(method)
+    def wrapper(self: FakeSAP, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return cast(F, wrapper)
 
 
 class FakeSAP:
@@ -126,6 +142,7 @@ class FakeSAP:
         self.tokens_issued = 0
         self.last_request: httpx.Request | None = None
         self._tokens: dict[str, datetime] = {}
+        self._lock = threading.RLock()
         self._last_collection: dict[str, bytes] = {}
 
     # Public helpers --------------------------------------------------------------------------
@@ -175,18 +192,21 @@ class FakeSAP:
         }
         return TenantSettings(**values)
 
+    @_locked
     def inject(self, kind: FaultKind, **options: Any) -> Fault:
         """Queue a fault: e.g. ``inject("rate_limit", times=2, retry_after="7")``."""
         fault = Fault(kind, **options)
         self.faults.append(fault)
         return fault
 
+    @_locked
     def expire_tokens(self) -> None:
         """Every OAuth token issued so far stops working (the next call gets 401)."""
         past = self.clock.now() - timedelta(seconds=1)
         self._tokens = dict.fromkeys(self._tokens, past)
 
     # Data-changing helpers -------------------------------------------------------------------
+    @_locked
     def modify(
         self,
         entity_set: str,
@@ -209,6 +229,7 @@ class FakeSAP:
         self._stamp(entity_set, row, at, touch_partner)
         self.index.changed()
 
+    @_locked
     def bulk_stamp(self, entity_set: str, at: datetime, keys: list[str] | None = None) -> int:
         """Stamp many rows with one change time (a mass update); returns how many."""
         table = self._table(entity_set)
@@ -218,6 +239,7 @@ class FakeSAP:
         self.index.changed()
         return len(chosen)
 
+    @_locked
     def delete(self, entity_set: str, key: str) -> None:
         """Remove a partner (with its roles), a sales order or a billing document."""
         table = self._table(entity_set)
@@ -238,6 +260,7 @@ class FakeSAP:
                 getattr(self.data, name).pop(key, None)
         self.index.changed()
 
+    @_locked
     def add_partner(
         self,
         *,
@@ -258,12 +281,14 @@ class FakeSAP:
         self.index.changed()
         return number
 
+    @_locked
     def add_sales_order(self, sold_to: str, *, created: datetime | None = None, **fields: Any) -> str:
         number = self._generator.sales_order(sold_to, created=created or self.clock.now(), overrides=fields)
         self.data.sales_orders[number]["LastChangeDateTime"] = created or self.clock.now()
         self.index.changed()
         return number
 
+    @_locked
     def add_billing_document(
         self, sales_order: str, *, created: datetime | None = None, **fields: Any
     ) -> str:
@@ -313,6 +338,7 @@ class FakeSAP:
                 partner["LastChangeDate"], partner["LastChangeTime"] = stamp(at)
 
     # The server ------------------------------------------------------------------------------
+    @_locked
     def handle(self, request: httpx.Request) -> httpx.Response:
         """Answer one HTTP request as SAP would."""
         self.last_request = request
