@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from connector.episodic.models import RestoreReport, RetentionReport
+from connector.episodic.summary import embedding_text
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.writer import chroma_metadata
 from connector.scope import Scope
@@ -104,7 +105,7 @@ def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | No
                 status=LIVE, archived_at=None, retain_from=now, embedding_model=episodic.embedder.model_id
             )
         )
-        vectors = episodic.embedder.embed([r["summary"] for r in rows])
+        vectors = episodic.embedder.embed([embedding_text(r["summary"]) for r in rows])
         episodic.index.upsert(ids, vectors, [chroma_metadata(r) for r in rows])
     return RestoreReport(restored=len(ids), entry_ids=tuple(ids))
 
@@ -153,7 +154,9 @@ def reindex(episodic: EpisodicMemory, *, batch_size: int = 256) -> int:
                 return done
             ids = [r["id"] for r in rows]
             index.upsert(
-                ids, episodic.embedder.embed([r["summary"] for r in rows]), [chroma_metadata(r) for r in rows]
+                ids,
+                episodic.embedder.embed([embedding_text(r["summary"]) for r in rows]),
+                [chroma_metadata(r) for r in rows],
             )
             conn.execute(sa.update(ENTRIES).where(ENTRIES.c.id.in_(ids)).values(embedding_model=model_id))
         done += len(rows)

@@ -26,7 +26,7 @@ from connector.embeddings.base import Vectors
 from connector.episodic.documents import extract_doc_keys, keys_for_documents, normalise_documents
 from connector.episodic.models import RecordedCase, RecordStatus
 from connector.episodic.ranking import cosine
-from connector.episodic.summary import Summary, summarise
+from connector.episodic.summary import Summary, embedding_text, summarise
 from connector.episodic.tables import CASES, ENTRIES, LIVE
 from connector.scope import Scope, require_id
 
@@ -165,7 +165,9 @@ class CaseWriter:
             for c in pending
         }
         embedder = self.episodic.embedder
-        vectors = embedder.embed([summaries[id(c)].text for c in pending]) if pending else None
+        vectors = (
+            embedder.embed([embedding_text(summaries[id(c)].text) for c in pending]) if pending else None
+        )
         vector_of = {id(c): vectors[i] for i, c in enumerate(pending)} if vectors is not None else {}
         index = self.episodic.index
         now = memory.clock.now()
@@ -222,7 +224,7 @@ class CaseWriter:
                 occurred_at=case.occurred_at,
                 case_type=case.case_type,
             )
-            vector_of[id(case)] = self.episodic.embedder.embed([summary.text])[0]
+            vector_of[id(case)] = self.episodic.embedder.embed([embedding_text(summary.text)])[0]
         vector = vector_of[id(case)]
         if existing is not None:
             self._update_case(conn, existing.id, case, now)
