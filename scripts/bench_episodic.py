@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -217,6 +218,8 @@ def main() -> int:
     parser.add_argument("--max-minutes", type=float, default=30.0, help="skip sizes that would not fit")
     args = parser.parse_args()
     deadline = time.monotonic() + args.max_minutes * 60
+    load_start = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} cores, load average {load_start:.1f} at start")
     with tempfile.TemporaryDirectory(prefix="bench-episodic-") as tmp:
         q = quality(Path(tmp) / "quality")
         cal = calibration(q.pop("true_scores"), q.pop("other_scores"))
@@ -267,6 +270,8 @@ def main() -> int:
         "recall_at_3": q["recall_at_3"],
         "leaks": q["leaks"],
         "threshold_calibration": cal,
+        "cpu_count": os.cpu_count(),
+        "loadavg_start_end": [round(load_start, 1), round(os.getloadavg()[0], 1)],
         "scale": results,
     }
     print(json.dumps(summary, sort_keys=True))
