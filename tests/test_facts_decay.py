@@ -1,8 +1,9 @@
-"""Decay: importance × factor per elapsed whole day, threshold removal, once per day (SQLite + PostgreSQL)."""
+"""Decay: importance × factor per elapsed UTC day, threshold removal, once per day (SQLite + PostgreSQL)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -14,7 +15,7 @@ from connector.settings import Settings
 
 @pytest.fixture
 def clock() -> FrozenClock:
-    return FrozenClock()
+    return FrozenClock(datetime(2026, 1, 15, 12, 0, tzinfo=UTC))
 
 
 @pytest.fixture
@@ -40,32 +41,44 @@ def test_importance_decays_by_the_factor_per_elapsed_day(memory: Memory, clock: 
 
 def test_running_twice_on_one_day_decays_once(memory: Memory, clock: FrozenClock) -> None:
     memory.learn("C1", "Prefers e-mail", importance=0.8)
-    clock.advance(timedelta(days=2, hours=1))
+    clock.advance(timedelta(days=2))
     memory.facts.decay()
-    clock.advance(timedelta(hours=20))  # same decay day: 2 days 21 hours after learning
+    clock.advance(timedelta(hours=11))  # 23:00 the same day
     assert memory.facts.decay().facts_decayed == 0
     assert importance(memory, "Prefers e-mail") == pytest.approx(0.8 * 0.95**2)
 
 
-def test_result_depends_on_elapsed_time_not_on_runs(memory: Memory, clock: FrozenClock) -> None:
-    memory.learn("C1", "Daily runs", importance=0.9)
-    for _ in range(10):  # daily runs at odd hours, several per day
-        clock.advance(timedelta(hours=12, minutes=7))
-        memory.facts.decay()
-        clock.advance(timedelta(hours=11, minutes=53))
-        memory.facts.decay()
-    daily = importance(memory, "Daily runs")
-    assert daily == pytest.approx(0.9 * 0.95**10)
-
-
-def test_one_late_run_catches_up_on_the_skipped_days(memory: Memory, clock: FrozenClock) -> None:
+def test_the_result_depends_on_elapsed_days_not_on_runs(memory: Memory, clock: FrozenClock) -> None:
     memory.learn("C1", "Fact", importance=0.9)
-    clock.advance(timedelta(days=10, hours=5))
-    memory.facts.decay()
+    for _ in range(10 * 4):  # every six hours for ten days
+        clock.advance(timedelta(hours=6))
+        memory.facts.decay()
     assert importance(memory, "Fact") == pytest.approx(0.9 * 0.95**10)
-    clock.advance(timedelta(hours=19))  # the 5 leftover hours were kept: day 11 is complete now
+
+
+def test_one_late_run_catches_up_on_the_missed_days(memory: Memory, clock: FrozenClock) -> None:
+    memory.learn("C1", "Fact", importance=0.9)
+    clock.advance(timedelta(days=10))
+    assert memory.facts.decay().facts_decayed == 1
+    assert importance(memory, "Fact") == pytest.approx(0.9 * 0.95**10)
+
+
+def test_each_fact_decays_by_its_own_elapsed_days(memory: Memory, clock: FrozenClock) -> None:
+    memory.learn("C1", "Older", importance=0.9)
+    clock.advance(timedelta(days=2))
+    memory.learn("C1", "Newer", importance=0.9)
+    clock.advance(timedelta(days=1))
+    assert memory.facts.decay().facts_decayed == 2
+    assert importance(memory, "Older") == pytest.approx(0.9 * 0.95**3)
+    assert importance(memory, "Newer") == pytest.approx(0.9 * 0.95)
+
+
+def test_days_are_utc_calendar_days(memory: Memory, clock: FrozenClock) -> None:
+    clock.advance(timedelta(hours=11, minutes=30))  # 23:30 UTC
+    memory.learn("C1", "Late", importance=0.9)
+    clock.advance(timedelta(hours=1))  # 00:30 UTC the next day
     memory.facts.decay()
-    assert importance(memory, "Fact") == pytest.approx(0.9 * 0.95**11)
+    assert importance(memory, "Late") == pytest.approx(0.9 * 0.95)
 
 
 def test_facts_below_the_threshold_are_removed(memory: Memory, clock: FrozenClock) -> None:
@@ -81,22 +94,21 @@ def test_confirmation_restores_importance_and_restarts_decay(memory: Memory, clo
     memory.learn("C1", "Prefers e-mail", importance=0.8)
     clock.advance(timedelta(days=5))
     memory.facts.decay()
-    assert importance(memory, "Prefers e-mail") < 0.7
-    clock.advance(timedelta(hours=12))
+    assert importance(memory, "Prefers e-mail") == pytest.approx(0.8 * 0.95**5)
+    clock.advance(timedelta(days=1, hours=6))
     confirmed = memory.learn("C1", "prefers e-mail", importance=0.3)
     assert confirmed.importance == pytest.approx(0.9)  # its peak (0.8) plus the confirmation boost
-    clock.advance(timedelta(hours=20))  # a full day since the last decay, but not since confirmation
-    memory.facts.decay()
+    memory.facts.decay()  # the day of the confirmation: nothing to decay
     assert importance(memory, "Prefers e-mail") == pytest.approx(0.9)
-    clock.advance(timedelta(hours=4))
+    clock.advance(timedelta(days=1))
     memory.facts.decay()
     assert importance(memory, "Prefers e-mail") == pytest.approx(0.9 * 0.95)
 
 
 def test_decay_uses_the_configured_factor_and_threshold(
-    tmp_path: object, engine: Engine, clock: FrozenClock
+    tmp_path: Path, engine: Engine, clock: FrozenClock
 ) -> None:
-    settings = Settings(data_dir=f"{tmp_path}/d", facts={"decay_factor": 0.5, "decay_threshold": 0.2})  # type: ignore[arg-type]
+    settings = Settings(data_dir=tmp_path / "d", facts={"decay_factor": 0.5, "decay_threshold": 0.2})  # type: ignore[arg-type]
     memory = Memory(settings, clock=clock, llm=None, engine=engine)
     memory.learn("C1", "Halves", importance=1.0)
     memory.learn("C1", "Goes", importance=0.3)
@@ -104,16 +116,3 @@ def test_decay_uses_the_configured_factor_and_threshold(
     report = memory.facts.decay()
     assert (report.facts_decayed, report.facts_removed) == (2, 1)
     assert [(f.content, f.importance) for f in memory.facts.top("C1")] == [("Halves", 0.5)]
-
-
-def test_decay_walks_more_facts_than_one_batch(
-    memory: Memory, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import connector.facts.decay as decay_module
-
-    monkeypatch.setattr(decay_module, "BATCH", 3)
-    for i in range(7):
-        memory.learn("C1", f"fact {i}", importance=0.5)
-    clock.advance(timedelta(days=1))
-    assert memory.facts.decay().facts_decayed == 7
-    assert [f.importance for f in memory.facts.top("C1", limit=10)] == [pytest.approx(0.5 * 0.95)] * 7

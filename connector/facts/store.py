@@ -2,7 +2,7 @@
 
 A repeated fact (same normalised text in the same scope) is not copied: it is *confirmed* — its
 importance is restored to the highest it has had (or the new statement's, if higher) plus a small
-boost, and its confirmation and decay reference times move to now, so decay starts over.
+boost, and its confirmation time and decay reference move to now, so decay starts over.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from connector.facts.decay import day_number
 from connector.facts.erp_fields import erp_field_reason
 from connector.facts.models import FactError, LearnedFact
 from connector.facts.normalise import MAX_FACT_CHARS, clean_content, content_key
@@ -99,7 +100,7 @@ def store_fact(
                 sources=_merged_sources(existing.sources, sources),
                 updated_at=now,
                 last_confirmed_at=now,
-                decayed_at=now,
+                decay_day=day_number(now),
             )
         )
         return int(existing.id), False
@@ -121,7 +122,7 @@ def store_fact(
             created_at=now,
             updated_at=now,
             last_confirmed_at=now,
-            decayed_at=now,
+            decay_day=day_number(now),
         )
         .returning(fact_t.c.id)
     ).scalar_one()

@@ -33,7 +33,7 @@ class LearnedFactRow(SQLModel, table=True):
         sa.UniqueConstraint("scope_key", "content_key", name="uq_learned_fact_content"),
         sa.Index("ix_learned_fact_top", "scope_key", sa.text("importance DESC"), "id"),
         sa.Index("ix_learned_fact_customer", "tenant", "customer_id"),
-        sa.Index("ix_learned_fact_decayed", "decayed_at"),
+        sa.Index("ix_learned_fact_decay_day", "decay_day"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -52,7 +52,7 @@ class LearnedFactRow(SQLModel, table=True):
     created_at: datetime = _utc(nullable=False)
     updated_at: datetime = _utc(nullable=False)
     last_confirmed_at: datetime = _utc(nullable=False)
-    decayed_at: datetime = _utc(nullable=False)
+    decay_day: int  # UTC day number (days since 1970-01-01) up to which importance is decayed
 
 
 class ConsolidationJob(SQLModel, table=True):

@@ -36,7 +36,7 @@ def upgrade() -> None:
         sa.Column("created_at", ct.UTCDateTime(), nullable=False),
         sa.Column("updated_at", ct.UTCDateTime(), nullable=False),
         sa.Column("last_confirmed_at", ct.UTCDateTime(), nullable=False),
-        sa.Column("decayed_at", ct.UTCDateTime(), nullable=False),
+        sa.Column("decay_day", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("scope_key", "content_key", name="uq_learned_fact_content"),
     )
@@ -45,7 +45,7 @@ def upgrade() -> None:
             "ix_learned_fact_top", ["scope_key", sa.text("importance DESC"), "id"], unique=False
         )
         batch_op.create_index("ix_learned_fact_customer", ["tenant", "customer_id"], unique=False)
-        batch_op.create_index("ix_learned_fact_decayed", ["decayed_at"], unique=False)
+        batch_op.create_index("ix_learned_fact_decay_day", ["decay_day"], unique=False)
 
     op.create_table(
         "consolidation_job",
