@@ -297,3 +297,21 @@ def _dump(fake: FakeSAP) -> str:
 def test_string_functions(fake: FakeSAP, expression: str) -> None:
     found = rows(fake, PARTNERS, **{"$filter": expression})
     assert found and len(found) < len(fake.data.partners)
+
+
+def test_each_version_refuses_the_other_versions_literals() -> None:
+    v2 = FakeSAP(seed=1, customers=2, suppliers=0, sales_orders=2)
+    assert (
+        http(v2)
+        .get(ORDERS, params={"sap-client": "100", "$filter": "CreationDate ge 2024-01-01"})
+        .status_code
+        == 400
+    )
+    v4 = FakeSAP(seed=1, customers=2, suppliers=0, sales_orders=2, odata_version="v4")
+    v2_literal = "CreationDate ge datetime'2024-01-01T00:00:00'"
+    assert http(v4).get(ORDERS_V4, params={"sap-client": "100", "$filter": v2_literal}).status_code == 400
+    assert (
+        http(v4)
+        .get(ORDERS_V4, params={"sap-client": "100", "$filter": "CreationDate ge 2024-01-01"})
+        .is_success
+    )

@@ -263,3 +263,16 @@ def test_fetch_reads_one_entity_by_an_escaped_key(fake: FakeSAP, adapter: SAPAda
 def test_fetch_of_an_unknown_key_is_not_found(adapter: SAPAdapter) -> None:
     with pytest.raises(ERPNotFound):
         adapter.fetch("SalesOrder", "nope")
+
+
+def test_the_package_exports_the_intended_names() -> None:
+    import adapters.sap
+
+    assert sorted(adapters.sap.__all__) == [
+        "Catalog",
+        "MappingRules",
+        "ODataErrorInfo",
+        "SAPAdapter",
+        "SAPClient",
+        "load_catalog",
+    ]

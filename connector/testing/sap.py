@@ -392,7 +392,9 @@ class FakeSAP:
             )
         if resource.key is not None:
             return self._single(request, entity_set, resource.key, params)
-        rows = self.index.query(entity_set, params.get("$filter", ""), params.get("$orderby", ""))
+        rows = self.index.query(
+            entity_set, params.get("$filter", ""), params.get("$orderby", ""), self.odata_version
+        )
         if resource.count:
             return httpx.Response(200, text=str(len(rows)), headers={"content-type": "text/plain"})
         return self._collection(request, entity_set, rows, params)
@@ -434,7 +436,11 @@ class FakeSAP:
         next_link = None
         if page_end < window_end:
             next_link = _next_link(request, page_end, None if top is None else window_end - page_end)
-        counted = params.get("$inlinecount") == "allpages" or params.get("$count") == "true"
+        counted = (
+            params.get("$inlinecount") == "allpages"
+            if self.odata_version == "v2"
+            else params.get("$count") == "true"
+        )
         if self.odata_version == "v2":
             container: dict[str, Any] = {"results": results}
             if counted:

@@ -1,9 +1,10 @@
 """The fake SAP's ``$filter``: parsed once into a Python closure, then run over the rows.
 
-Supports what the adapters send and a bit more: ``eq ne gt ge lt le``, ``and or not``, parentheses,
-``null``, ``true``/``false``, numbers, strings (``'O''Brien'``), v2 typed literals ``datetime'...'``
-and ``datetimeoffset'...'``, v4 bare dates and timestamps, and ``substringof`` / ``startswith`` /
-``endswith`` / ``contains``. A date field compares as midnight UTC of its day, as SAP does.
+Supports what the adapters send and a bit more: ``eq ne gt ge lt le``, ``and or not``,
+parentheses, ``null``, ``true``/``false``, numbers, strings (``'O''Brien'``), v2 typed literals
+``datetime'...'`` and ``datetimeoffset'...'`` (v2 only), v4 bare dates and timestamps (v4 only),
+and ``substringof`` / ``startswith`` / ``endswith`` / ``contains``. A date field compares as
+midnight UTC of its day, as SAP does.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def _literal(kind: str, text: str) -> _Literal:
 
 
 class _Parser:
-    def __init__(self, text: str, fields: Collection[str]) -> None:
+    def __init__(self, text: str, fields: Collection[str], version: str) -> None:
+        self.version = version
         self.tokens = self._tokenize(text)
         self.pos = 0
         self.fields = fields
@@ -175,6 +177,14 @@ class _Parser:
             if text not in self.fields:
                 raise FilterError(f"property {text!r} not found")
             return text
+        if kind == "typed" and self.version == "v4" and not text.startswith("guid"):
+            raise FilterError(
+                f"{text.partition(chr(39))[0]}'...' literals are OData v2; v4 writes {text[:4]}... bare"
+            )
+        if kind == "dt" and self.version == "v2":
+            raise FilterError(
+                f"a bare date {text!r} is OData v4; v2 writes datetime'...' or datetimeoffset'...'"
+            )
         if kind in ("str", "dt", "num", "typed"):
             return _literal(kind, text)
         raise FilterError(f"unexpected {text!r}")
@@ -265,6 +275,10 @@ _ORDERING: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-def compile_filter(text: str, fields: Collection[str]) -> Predicate:
-    """A predicate over rows for ``text``; FilterError names what is wrong."""
-    return _Parser(text, fields).parse()
+def compile_filter(text: str, fields: Collection[str], version: str = "v2") -> Predicate:
+    """A predicate over rows for ``text`` in the literal syntax of OData ``version``.
+
+    Like SAP, v2 refuses v4's bare dates and v4 refuses v2's ``datetime'...'`` literals.
+    FilterError names what is wrong.
+    """
+    return _Parser(text, fields, version).parse()

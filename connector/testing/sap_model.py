@@ -186,7 +186,7 @@ class RowIndex:
         self.data = data
         self.version = 0
         self._ordered: dict[str, tuple[int, list[Row]]] = {}
-        self._queries: dict[tuple[str, str, str], tuple[int, list[Row]]] = {}
+        self._queries: dict[tuple[str, str, str, str], tuple[int, list[Row]]] = {}
         self._fields: dict[str, frozenset[str]] = {}
 
     def changed(self) -> None:
@@ -216,16 +216,16 @@ class RowIndex:
         self._ordered[entity_set.name] = (self.version, rows)
         return rows
 
-    def query(self, entity_set: EntitySet, filter_text: str, orderby: str) -> list[Row]:
-        """Rows matching ``filter_text`` in ``orderby`` order (key order when empty)."""
-        cache_key = (entity_set.name, filter_text, orderby)
+    def query(self, entity_set: EntitySet, filter_text: str, orderby: str, version: str = "v2") -> list[Row]:
+        """Rows matching ``filter_text`` (OData ``version`` syntax) in ``orderby`` order (default: key)."""
+        cache_key = (entity_set.name, filter_text, orderby, version)
         cached = self._queries.get(cache_key)
         if cached is not None and cached[0] == self.version:
             return cached[1]
         rows = self.ordered(entity_set)
         fields = self.fields(entity_set)
         if filter_text:
-            predicate = compile_filter(filter_text, fields)
+            predicate = compile_filter(filter_text, fields, version)
             try:
                 rows = [row for row in rows if predicate(row)]
             except TypeError as exc:
