@@ -409,7 +409,7 @@ class FakeSAP:
         wanted = tuple(key[k] for k in entity_set.keys if k in key) if isinstance(key, dict) else tuple(key)
         if len(wanted) != len(entity_set.keys):
             raise QueryError(f"{entity_set.name} needs the key {', '.join(entity_set.keys)}")
-        row = next((r for r in self.index.ordered(entity_set) if entity_set.key_of(r) == wanted), None)
+        row = self.index.by_key(entity_set).get(wanted)
         if row is None:
             return self._error(
                 404, "/IWBEP/CM_MGW_RT/020", f"Resource not found for segment '{entity_set.name}'"

@@ -188,6 +188,7 @@ class RowIndex:
         self._ordered: dict[str, tuple[int, list[Row]]] = {}
         self._queries: dict[tuple[str, str, str, str], tuple[int, list[Row]]] = {}
         self._fields: dict[str, frozenset[str]] = {}
+        self._keyed: dict[str, tuple[int, dict[tuple[str, ...], Row]]] = {}
 
     def changed(self) -> None:
         self.version += 1
@@ -215,6 +216,15 @@ class RowIndex:
             rows.sort(key=entity_set.key_of)
         self._ordered[entity_set.name] = (self.version, rows)
         return rows
+
+    def by_key(self, entity_set: EntitySet) -> dict[tuple[str, ...], Row]:
+        """Rows by their key tuple, for single-entity reads."""
+        cached = self._keyed.get(entity_set.name)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        keyed = {entity_set.key_of(row): row for row in self.ordered(entity_set)}
+        self._keyed[entity_set.name] = (self.version, keyed)
+        return keyed
 
     def query(self, entity_set: EntitySet, filter_text: str, orderby: str, version: str = "v2") -> list[Row]:
         """Rows matching ``filter_text`` (OData ``version`` syntax) in ``orderby`` order (default: key)."""
