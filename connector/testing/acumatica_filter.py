@@ -236,9 +236,8 @@ class _Parser:
         try:
             if prefix == "datetimeoffset":
                 value = datetime.fromisoformat(body.replace("Z", "+00:00"))
-                if value.tzinfo is None:
-                    raise FilterError(f"$filter: datetimeoffset literal {body!r} has no offset")
-                return value.astimezone(UTC)
+                if value.tzinfo is not None:
+                    return value.astimezone(UTC)
             if prefix == "datetime":
                 naive = datetime.fromisoformat(body)
                 if naive.tzinfo is None:
@@ -248,6 +247,8 @@ class _Parser:
                 return date.fromisoformat(body)
         except ValueError:
             raise FilterError(f"$filter: bad {prefix} literal {body!r}") from None
+        if prefix == "datetimeoffset":
+            raise FilterError(f"$filter: datetimeoffset literal {body!r} has no offset")
         return body  # guid and time literals compare as text
 
 
