@@ -131,59 +131,23 @@ def _batch(source: SessionSource, scope: FactScope, sessions: list[PendingSessio
 
 
 def _run_job(memory: Memory, llm: LLMClient, source: SessionSource, batch: _Batch) -> tuple[JobOutcome, int]:
+    """One scope's job; returns its outcome and the number of LLM calls made (0 or 1)."""
     scope = batch.scope
     system = system_prompt()
     conversations = render_conversations(batch.transcripts)
     checksum = input_checksum(system, llm.model, conversations)
-    session_refs = [{"session_id": s.session_id, "upto_seq": s.last_seq} for s in batch.sessions]
-    now = memory.clock.now()
-    with memory.engine.begin() as conn:
-        seen = conn.execute(
-            sa.select(job_t.c.id)
-            .where(
-                job_t.c.scope_key == scope.key,
-                job_t.c.checksum == checksum,
-                job_t.c.status.in_(SKIP_REFERENCE_STATUSES),
-            )
-            .limit(1)
-        ).first()
-        status = "skipped" if seen is not None else "running"
-        job_id = int(
-            conn.execute(
-                job_t.insert()
-                .values(
-                    scope_key=scope.key,
-                    tenant=scope.tenant,
-                    customer_id=scope.customer_id,
-                    agent_id=scope.agent_id,
-                    workflow_id=scope.workflow_id,
-                    status=status,
-                    checksum=checksum,
-                    sessions=session_refs,
-                    sessions_processed=len(session_refs) if seen is not None else 0,
-                    facts_created=0,
-                    facts_confirmed=0,
-                    facts_dropped=0,
-                    dropped=[],
-                    model=llm.model,
-                    started_at=now,
-                    finished_at=now if seen is not None else None,
-                )
-                .returning(job_t.c.id)
-            ).scalar_one()
-        )
-        known = [] if seen is not None else _known_facts(conn, scope)
+    job_id, unchanged, known = _open_job(memory, llm.model, batch, checksum)
     outcome = JobOutcome(
         job_id=job_id,
         tenant=scope.tenant,
         customer_id=scope.customer_id,
         agent_id=scope.agent_id,
         workflow_id=scope.workflow_id,
-        status=status,
+        status="skipped" if unchanged else "running",
         sessions=tuple(s.session_id for s in batch.sessions),
         checksum=checksum,
     )
-    if seen is not None:
+    if unchanged:
         _mark(source, batch)
         return outcome, 0
     try:
@@ -198,7 +162,7 @@ def _run_job(memory: Memory, llm: LLMClient, source: SessionSource, batch: _Batc
     try:
         created, confirmed, dropped = _store(memory, job_id, batch, extraction)
     except IntegrityError:
-        error = "a concurrent run stored the same fact first; these sessions are retried next run"
+        error = "a concurrent run stored the same fact first; nothing was stored, the sessions stay pending"
         _fail(memory, job_id, error)
         return replace(outcome, status="failed", error=error), 1
     except Exception as exc:
@@ -209,6 +173,49 @@ def _run_job(memory: Memory, llm: LLMClient, source: SessionSource, batch: _Batc
         outcome, status="succeeded", facts_created=created, facts_confirmed=confirmed, dropped=dropped
     )
     return done, 1
+
+
+def _open_job(memory: Memory, model: str, batch: _Batch, checksum: str) -> tuple[int, bool, list[str]]:
+    """Record the job; (job id, whether a successful job already saw this input, known facts)."""
+    scope = batch.scope
+    now = memory.clock.now()
+    with memory.engine.begin() as conn:
+        unchanged = (
+            conn.execute(
+                sa.select(job_t.c.id)
+                .where(
+                    job_t.c.scope_key == scope.key,
+                    job_t.c.checksum == checksum,
+                    job_t.c.status.in_(SKIP_REFERENCE_STATUSES),
+                )
+                .limit(1)
+            ).first()
+            is not None
+        )
+        job_id = conn.execute(
+            job_t.insert()
+            .values(
+                scope_key=scope.key,
+                tenant=scope.tenant,
+                customer_id=scope.customer_id,
+                agent_id=scope.agent_id,
+                workflow_id=scope.workflow_id,
+                status="skipped" if unchanged else "running",
+                checksum=checksum,
+                sessions=[{"session_id": s.session_id, "upto_seq": s.last_seq} for s in batch.sessions],
+                sessions_processed=len(batch.sessions) if unchanged else 0,
+                facts_created=0,
+                facts_confirmed=0,
+                facts_dropped=0,
+                dropped=[],
+                model=model,
+                started_at=now,
+                finished_at=now if unchanged else None,
+            )
+            .returning(job_t.c.id)
+        ).scalar_one()
+        known = [] if unchanged else _known_facts(conn, scope)
+    return int(job_id), unchanged, known
 
 
 def _known_facts(conn: sa.Connection, scope: FactScope) -> list[str]:
