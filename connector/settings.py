@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -50,6 +51,9 @@ class TenantSettings(BaseModel):
     terms_source: Literal["company", "sales_area"] = "company"
     company_code: str | None = None
     sales_organization: str | None = None
+    # Zone of SAP's local date/time fields (LastChangeDate + LastChangeTime): the system's time zone
+    # on premise, usually UTC in S/4HANA Cloud. An IANA name such as "Europe/Berlin".
+    sap_time_zone: str = "UTC"
     # Traffic shaping
     requests_per_minute: int = Field(default=600, ge=1)
     max_concurrency: int = Field(default=2, ge=1, le=64)
@@ -69,6 +73,15 @@ class TenantSettings(BaseModel):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
+
+    @field_validator("sap_time_zone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("must be an IANA time zone name such as 'UTC' or 'Europe/Berlin'") from None
+        return value
 
 
 class DatabaseSettings(BaseModel):

@@ -276,3 +276,15 @@ def test_the_package_exports_the_intended_names() -> None:
         "SAPClient",
         "load_catalog",
     ]
+
+
+def test_local_sap_dates_are_read_in_the_systems_time_zone() -> None:
+    fake = FakeSAP(seed=7, customers=10, suppliers=0, sales_orders=0, time_zone="America/New_York")
+    number = next(iter(fake.data.partners))
+    at = datetime(2026, 1, 15, 3, 30, tzinfo=UTC)  # 22:30 on 14 January in New York
+    fake.modify("A_BusinessPartner", number, at=at)
+    assert fake.data.partners[number]["LastChangeDate"].isoformat() == "2026-01-14"
+    with open_adapter(fake) as adapter:
+        assert adapter.settings.sap_time_zone == "America/New_York"
+        found = [p for p in read_all(adapter, "BusinessPartner", datetime(2026, 1, 15, 3, 0, tzinfo=UTC))]
+    assert [p.source_modified_at for p in found if p.external_id == number] == [at]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -59,6 +60,12 @@ def test_the_filter_day_is_the_utc_day() -> None:
     stream = load_catalog().streams["BusinessPartner"]
     since = datetime(2024, 5, 2, 1, 0, tzinfo=timezone(timedelta(hours=3)))  # 2024-05-01 22:00 UTC
     assert "2024-05-01" in delta_filter(stream, since, "v4")
+
+
+def test_the_filter_day_is_the_sap_systems_local_day() -> None:
+    stream = load_catalog().streams["BusinessPartner"]
+    since = datetime(2024, 5, 1, 22, 30, tzinfo=UTC)  # already 2 May in Berlin
+    assert "2024-05-02" in delta_filter(stream, since, "v4", ZoneInfo("Europe/Berlin"))
 
 
 def test_sales_order_delta_uses_the_change_timestamp() -> None:

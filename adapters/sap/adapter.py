@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 
@@ -75,6 +76,7 @@ class SAPAdapter:
             terms_source=tenant.terms_source,
             company_code=tenant.company_code,
             sales_organization=tenant.sales_organization,
+            time_zone=ZoneInfo(tenant.sap_time_zone),
         )
         self._streams = self._configured_streams()
         self.client = SAPClient(tenant, clock=clock, transport=transport)
@@ -126,7 +128,7 @@ class SAPAdapter:
         definition = self._stream(stream)
         params = self._read_params(definition)
         if since is not None:
-            params["$filter"] = delta_filter(definition, since, self.client.version)
+            params["$filter"] = delta_filter(definition, since, self.client.version, self.rules.time_zone)
         walker = PageWalker(
             self.client,
             Query(self._url(definition), params, definition.key, count=True),
@@ -217,7 +219,7 @@ class SAPAdapter:
         newest: datetime | None = None
         for row in rows:
             key = _key(row, definition.key)
-            stamp = _stamp_of(row, definition, self.catalog)
+            stamp = _stamp_of(row, definition, self.catalog, self.rules.time_zone)
             if stamp is not None and (newest is None or stamp > newest):
                 newest = stamp
             try:
@@ -239,7 +241,7 @@ def _key(row: Any, field: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _stamp_of(row: Any, definition: StreamDef, catalog: Catalog) -> datetime | None:
+def _stamp_of(row: Any, definition: StreamDef, catalog: Catalog, zone: tzinfo) -> datetime | None:
     """The row's modification time from its cursor fields alone, so a malformed row still counts."""
     if not isinstance(row, dict):
         return None
@@ -255,4 +257,4 @@ def _stamp_of(row: Any, definition: StreamDef, catalog: Catalog) -> datetime | N
                 decoded[name] = DECODERS[fields[name]](row[name])
             except MalformedValue:
                 decoded[name] = None
-    return modified_at(decoded, definition)
+    return modified_at(decoded, definition, zone)

@@ -14,12 +14,16 @@ are passed over. Currency exists only per sales area, so it always comes from th
 Status is ``deleted`` when the role or chosen company code is flagged for deletion (or the partner is
 marked for archiving), ``blocked`` when the partner or any order/delivery/billing/posting/purchasing/
 payment block is set, else ``active``; the individual blocks are kept as attributes.
+
+Times: SAP's date (+ time) fields are local to the SAP system and read in the tenant's
+``sap_time_zone`` (default UTC, as in S/4HANA Cloud); ``Edm.DateTimeOffset`` fields are UTC already.
+Every mapped time is aware UTC; money is ``Decimal``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -42,10 +46,14 @@ class MappingRules:
     terms_source: Literal["company", "sales_area"] = "company"
     company_code: str | None = None
     sales_organization: str | None = None
+    time_zone: tzinfo = UTC  # of SAP's local date/time fields
 
 
-def modified_at(entity: Entity, stream: StreamDef) -> datetime | None:
-    """The source modification time: the change stamp, else (never changed) the creation stamp."""
+def modified_at(entity: Entity, stream: StreamDef, zone: tzinfo = UTC) -> datetime | None:
+    """The source modification time: the change stamp, else (never changed) the creation stamp.
+
+    Date (+ time) stamps are SAP local time in ``zone``; timestamps are UTC already.
+    """
     for cursor in (stream.changed, stream.created):
         if cursor is None:
             continue
@@ -54,7 +62,7 @@ def modified_at(entity: Entity, stream: StreamDef) -> datetime | None:
             if isinstance(value, datetime):
                 return value
         elif value is not None:
-            return combine(value, entity.get(cursor.time_field) if cursor.time_field else None)
+            return combine(value, entity.get(cursor.time_field) if cursor.time_field else None, zone)
     return None
 
 
@@ -239,7 +247,7 @@ def map_business_partner(bp: Entity, stream: StreamDef, rules: MappingRules) -> 
     """One party per role; a partner with neither role maps to no party (it is a contact person...)."""
     if not _text(bp.get("BusinessPartner")):
         raise MappingError("business partner without a BusinessPartner number")
-    modified = modified_at(bp, stream)
+    modified = modified_at(bp, stream, rules.time_zone)
     parties = []
     customer = _role(bp, "to_Customer", "Customer")
     if customer is not None:
@@ -289,7 +297,7 @@ def map_sales_order(so: Entity, stream: StreamDef, rules: MappingRules) -> Docum
         customer_ref=_text(so.get("PurchaseOrderByCustomer")),
         is_open=not rejected and process != "C",
         extra={k: v for k, v in extra.items() if v is not None},
-        source_modified_at=modified_at(so, stream),
+        source_modified_at=modified_at(so, stream, rules.time_zone),
         raw=jsonable(so),
     )
 
@@ -336,6 +344,6 @@ def map_billing_document(bd: Entity, stream: StreamDef, rules: MappingRules) -> 
         customer_ref=_text(bd.get("PurchaseOrderByCustomer")),
         is_open=not cancelled,
         extra={k: v for k, v in extra.items() if v is not None},
-        source_modified_at=modified_at(bd, stream),
+        source_modified_at=modified_at(bd, stream, rules.time_zone),
         raw=jsonable(bd),
     )

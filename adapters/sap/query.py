@@ -9,7 +9,7 @@ nested expansion (``to_A/to_B`` vs ``to_A($expand=to_B)``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 
 from adapters.sap.catalog import Catalog, Cursor, ODataVersion, StreamDef
 
@@ -48,21 +48,21 @@ def key_predicate(keys: Mapping[str, str]) -> str:
     return "(" + ",".join(f"{name}={string_literal(value)}" for name, value in keys.items()) + ")"
 
 
-def _since_term(cursor: Cursor, since: datetime, version: ODataVersion) -> str:
+def _since_term(cursor: Cursor, since: datetime, version: ODataVersion, zone: tzinfo) -> str:
     if cursor.kind == "date":
-        return f"{cursor.field} ge {date_literal(_utc(since).date(), version)}"
+        return f"{cursor.field} ge {date_literal(_utc(since).astimezone(zone).date(), version)}"
     return f"{cursor.field} ge {datetimeoffset_literal(since, version)}"
 
 
-def delta_filter(stream: StreamDef, since: datetime, version: ODataVersion) -> str:
+def delta_filter(stream: StreamDef, since: datetime, version: ODataVersion, zone: tzinfo = UTC) -> str:
     """Records changed or created at or after ``since`` (closed start).
 
-    Day-granular fields compare whole days, so the boundary day is read again; a never-changed record
-    (null change date) is caught by its creation date.
+    Day-granular fields compare whole days of SAP's local calendar (``zone``), so the boundary day is
+    read again; a never-changed record (null change date) is caught by its creation date.
     """
-    terms = [_since_term(stream.changed, since, version)]
+    terms = [_since_term(stream.changed, since, version, zone)]
     if stream.created is not None:
-        terms.append(_since_term(stream.created, since, version))
+        terms.append(_since_term(stream.created, since, version, zone))
     return terms[0] if len(terms) == 1 else "(" + " or ".join(terms) + ")"
 
 

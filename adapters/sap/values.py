@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -133,11 +133,11 @@ DECODERS: dict[FieldType, Callable[[Any], Any]] = {
 }
 
 
-def combine(day: date | None, at: time | None) -> datetime | None:
-    """A date and an optional time of day as an aware UTC datetime."""
+def combine(day: date | None, at: time | None, zone: tzinfo = UTC) -> datetime | None:
+    """SAP's local date and optional time of day (in ``zone``) as an aware UTC datetime."""
     if day is None:
         return None
-    return datetime.combine(day, at or time(0), tzinfo=UTC)
+    return datetime.combine(day, at or time(0), tzinfo=zone).astimezone(UTC)
 
 
 def jsonable(value: Any) -> Any:

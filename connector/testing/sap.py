@@ -111,6 +111,7 @@ class FakeSAP:
         server_page_size: int | None = None,
         ignore_skip: bool = False,
         now: datetime | None = None,
+        time_zone: str = "UTC",
         clock: Clock | None = None,
     ) -> None:
         self.spec = DataSpec(
@@ -121,6 +122,7 @@ class FakeSAP:
             billing_documents=billing_documents,
             now=now or datetime(2026, 1, 15, 12, 0, tzinfo=UTC),
             seed=seed,
+            time_zone=time_zone,
         )
         self.data, self._generator = generate(self.spec)
         if len(self.data.partners) + len(self.data.sales_orders) > _FREEZE_ABOVE:
@@ -187,6 +189,7 @@ class FakeSAP:
             "base_url": self.base_url,
             "sap_client": self.sap_client,
             "odata_version": self.odata_version,
+            "sap_time_zone": self.spec.time_zone,
             **auth,
             **overrides,
         }
@@ -327,15 +330,15 @@ class FakeSAP:
 
     def _stamp(self, entity_set: str, row: Row, at: datetime, touch_partner: bool) -> None:
         if entity_set == "A_BusinessPartner":
-            row["LastChangeDate"], row["LastChangeTime"] = stamp(at)
+            row["LastChangeDate"], row["LastChangeTime"] = stamp(at, self._generator.zone)
         elif entity_set in ("A_SalesOrder", "A_BillingDocument"):
             row["LastChangeDateTime"] = at.astimezone(UTC)
-            row["LastChangeDate"] = at.astimezone(UTC).date()
+            row["LastChangeDate"] = at.astimezone(self._generator.zone).date()
         elif touch_partner:
             owner = row.get("Customer") or row.get("Supplier")
             partner = self.data.partners.get(owner) if owner else None
             if partner is not None:
-                partner["LastChangeDate"], partner["LastChangeTime"] = stamp(at)
+                partner["LastChangeDate"], partner["LastChangeTime"] = stamp(at, self._generator.zone)
 
     # The server ------------------------------------------------------------------------------
     @_locked

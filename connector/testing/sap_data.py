@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from connector.testing.datagen import DataGen
 
@@ -37,6 +38,7 @@ class DataSpec:
     billing_documents: int | None = None
     now: datetime = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
     seed: int = 0
+    time_zone: str = "UTC"  # the SAP system's zone: local dates and times are written in it
 
     @property
     def both_count(self) -> int:
@@ -68,10 +70,10 @@ class SAPData:
     next_billing_document: int = 90_000_000
 
 
-def stamp(moment: datetime) -> tuple[date, time]:
-    """A UTC moment as SAP's day-granular date plus a whole-second time."""
-    utc = moment.astimezone(UTC)
-    return utc.date(), utc.time().replace(microsecond=0)
+def stamp(moment: datetime, zone: tzinfo = UTC) -> tuple[date, time]:
+    """A moment as SAP's local (``zone``) day-granular date plus a whole-second time."""
+    local = moment.astimezone(zone)
+    return local.date(), local.time().replace(microsecond=0)
 
 
 class Generator:
@@ -80,6 +82,7 @@ class Generator:
     def __init__(self, data: SAPData, spec: DataSpec) -> None:
         self.data = data
         self.spec = spec
+        self.zone = ZoneInfo(spec.time_zone)
         self.gen = DataGen(spec.seed)
         self.rng = self.gen.rng
         self._random = self.gen.random
@@ -134,8 +137,8 @@ class Generator:
         first, last = self.gen.person()
         org = self.gen.company_name()
         name = f"{first} {last}" if is_person else org
-        created_on, created_at = stamp(created)
-        changed_on, changed_at = stamp(changed) if changed else (None, None)
+        created_on, created_at = stamp(created, self.zone)
+        changed_on, changed_at = stamp(changed, self.zone) if changed else (None, None)
         data.partners[number] = {
             "BusinessPartner": number,
             "Customer": number if customer else "",
@@ -314,9 +317,9 @@ class Generator:
             "DistributionChannel": "10",
             "OrganizationDivision": "00",
             "SoldToParty": customer,
-            "SalesOrderDate": created.date(),
-            "CreationDate": created.date(),
-            "LastChangeDate": changed.date(),
+            "SalesOrderDate": created.astimezone(self.zone).date(),
+            "CreationDate": created.astimezone(self.zone).date(),
+            "LastChangeDate": changed.astimezone(self.zone).date(),
             "LastChangeDateTime": changed.replace(microsecond=(changed.microsecond // 1000) * 1000),
             "PurchaseOrderByCustomer": f"{self._pick(_PO_PREFIXES)}{self._int(10**5, 10**6)}",
             "TotalNetAmount": self._money(50, 250_000),
@@ -342,7 +345,7 @@ class Generator:
         created = min(created, self.spec.now)
         changed = created + timedelta(minutes=self._int(0, 600))
         net: Decimal = order["TotalNetAmount"] or Decimal(0)
-        created_on, created_at = stamp(created)
+        created_on, created_at = stamp(created, self.zone)
         data.billing_documents[number] = {
             "BillingDocument": number,
             "BillingDocumentType": "F2",
@@ -353,7 +356,7 @@ class Generator:
             "BillingDocumentDate": created_on,
             "CreationDate": created_on,
             "CreationTime": created_at,
-            "LastChangeDate": changed.date(),
+            "LastChangeDate": changed.astimezone(self.zone).date(),
             "LastChangeDateTime": changed.replace(microsecond=0),
             "SoldToParty": order["SoldToParty"],
             "PayerParty": order["SoldToParty"],
