@@ -172,3 +172,14 @@ def test_top_reads_the_index_in_order_without_sorting(settings: Settings, sqlite
         plan = " ".join(str(r[-1]) for r in conn.execute(sa.text(f"EXPLAIN QUERY PLAN {compiled}")))
     assert "ix_learned_fact_top" in plan
     assert "TEMP B-TREE" not in plan
+
+
+def test_memory_forget_erases_learned_facts_with_the_other_memories(
+    settings: Settings, sqlite_engine: Engine
+) -> None:
+    memory = Memory(settings, clock=FrozenClock(), llm=None, engine=sqlite_engine)
+    memory.learn("C1", "Prefers calls after 3 pm")
+    memory.learn("C1", "Billing agent fact", agent_id="billing")
+    removed = memory.forget("C1")
+    assert (removed["learned_facts"], removed["consolidation_jobs"]) == (2, 0)
+    assert memory.facts.top("C1") == [] and memory.facts.top("C1", agent_id="billing") == []
