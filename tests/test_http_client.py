@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -282,3 +283,42 @@ def test_shared_limits_are_one_per_licence_and_clock() -> None:
     assert TrafficLimits.shared("tenant-a", 600, 2, clock) is a
     assert TrafficLimits.shared("tenant-b", 600, 2, clock) is not a
     assert TrafficLimits.shared("tenant-a", 600, 2, FrozenClock(NOW)) is not a
+
+
+def test_concurrency_is_capped_by_the_semaphore() -> None:
+    clock = FrozenClock(NOW)
+    lock = threading.Lock()
+    state = {"in_flight": 0, "peak": 0}
+    release = threading.Event()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        with lock:
+            state["in_flight"] += 1
+            state["peak"] = max(state["peak"], state["in_flight"])
+        release.wait(10)  # hold the slot until the test has seen the cap
+        with lock:
+            state["in_flight"] -= 1
+        return httpx.Response(200, json=[])
+
+    client = HttpClient(
+        BASE,
+        erp="TestERP",
+        decode_error=default_decoder("TestERP"),
+        traffic=TrafficPolicy(requests_per_minute=60_000, max_concurrency=2),
+        clock=clock,
+        transport=httpx.MockTransport(handler),
+    )
+    threads = [threading.Thread(target=client.request, args=("GET", "/items")) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for _ in range(500):
+        if state["in_flight"] == 2:
+            break
+        threading.Event().wait(0.01)
+    threading.Event().wait(0.1)  # time for a third request to slip through, if the cap failed
+    assert state["in_flight"] == 2
+    release.set()
+    for thread in threads:
+        thread.join()
+    assert state["peak"] == 2
+    assert client.request_count == 6
