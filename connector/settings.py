@@ -78,7 +78,8 @@ class TenantSettings(BaseModel):
     @classmethod
     def _known_zone(cls, value: str) -> str:
         try:
-            ZoneInfo(value)
+            if value.upper() != "UTC":  # UTC needs no time zone database
+                ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError("must be an IANA time zone name such as 'UTC' or 'Europe/Berlin'") from None
         return value

@@ -16,7 +16,6 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import httpx
 
@@ -34,7 +33,7 @@ from adapters.sap.mapping import (
 from adapters.sap.odata import decode_entity, parse_single
 from adapters.sap.paging import PageWalker, Query
 from adapters.sap.query import delta_filter, expand_option, key_predicate, select_fields
-from adapters.sap.values import DECODERS, MalformedValue
+from adapters.sap.values import DECODERS, MalformedValue, time_zone
 from connector.clock import Clock
 from connector.errors import ConfigError, ERPProtocolError
 from connector.settings import SyncSettings, TenantSettings
@@ -76,7 +75,7 @@ class SAPAdapter:
             terms_source=tenant.terms_source,
             company_code=tenant.company_code,
             sales_organization=tenant.sales_organization,
-            time_zone=ZoneInfo(tenant.sap_time_zone),
+            time_zone=time_zone(tenant.sap_time_zone),
         )
         self._streams = self._configured_streams()
         self.client = SAPClient(tenant, clock=clock, transport=transport)

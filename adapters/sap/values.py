@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from decimal import Decimal, InvalidOperation
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from adapters.sap.catalog import FieldType
 
@@ -131,6 +132,11 @@ DECODERS: dict[FieldType, Callable[[Any], Any]] = {
     "datetime": decode_datetime,
     "time": decode_time,
 }
+
+
+def time_zone(name: str) -> tzinfo:
+    """The zone called ``name``; UTC needs no time zone database."""
+    return UTC if name.upper() == "UTC" else ZoneInfo(name)
 
 
 def combine(day: date | None, at: time | None, zone: tzinfo = UTC) -> datetime | None:

@@ -82,7 +82,7 @@ class Generator:
     def __init__(self, data: SAPData, spec: DataSpec) -> None:
         self.data = data
         self.spec = spec
-        self.zone = ZoneInfo(spec.time_zone)
+        self.zone: tzinfo = UTC if spec.time_zone.upper() == "UTC" else ZoneInfo(spec.time_zone)
         self.gen = DataGen(spec.seed)
         self.rng = self.gen.rng
         self._random = self.gen.random
