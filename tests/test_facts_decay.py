@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as settings_h
+from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
@@ -116,3 +120,20 @@ def test_decay_uses_the_configured_factor_and_threshold(
     report = memory.facts.decay()
     assert (report.facts_decayed, report.facts_removed) == (2, 1)
     assert [(f.content, f.importance) for f in memory.facts.top("C1")] == [("Halves", 0.5)]
+
+
+@settings_h(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.integers(min_value=1, max_value=36 * 60), min_size=1, max_size=8))
+def test_any_schedule_of_runs_gives_factor_to_the_elapsed_days(
+    sqlite_engine: Engine, steps: list[int]
+) -> None:
+    clock = FrozenClock(datetime(2026, 1, 15, 12, 0, tzinfo=UTC))
+    memory = Memory(Settings(), clock=clock, llm=None, engine=sqlite_engine)
+    customer = f"C{uuid.uuid4().hex[:8]}"
+    start = clock.now()
+    memory.learn(customer, "Fact", importance=0.9)
+    for minutes in steps:  # runs at arbitrary times, several a day or days apart
+        clock.advance(timedelta(minutes=minutes))
+        memory.facts.decay()
+    [fact] = memory.facts.top(customer)
+    assert fact.importance == pytest.approx(0.9 * 0.95 ** (clock.now().date() - start.date()).days)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import string
 from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
 from connector.errors import ScopeError
 from connector.facts import FactError, FactStore
+from connector.facts.normalise import content_key
 from connector.memory import Memory
 from connector.settings import Settings
 
@@ -183,3 +187,10 @@ def test_memory_forget_erases_learned_facts_with_the_other_memories(
     removed = memory.forget("C1")
     assert (removed["learned_facts"], removed["consolidation_jobs"]) == (2, 0)
     assert memory.facts.top("C1") == [] and memory.facts.top("C1", agent_id="billing") == []
+
+
+@given(words=st.lists(st.text(alphabet=string.ascii_letters + string.digits + "-'", min_size=1), min_size=1))
+def test_case_spacing_and_edge_punctuation_do_not_make_a_new_fact(words: list[str]) -> None:
+    text = " ".join(words)
+    variant = '  "' + "   ".join(w.upper() for w in words) + '!"  '
+    assert content_key(variant) == content_key(text.lower())
