@@ -72,11 +72,26 @@ def test_low_value_items_go_first(full_memory: Memory) -> None:
     assert "days overdue" in docs[0].text  # overdue documents are the last to go
 
 
-def test_pinned_values_and_the_erp_header_are_never_dropped(full_memory: Memory) -> None:
+def test_explicit_pins_and_the_erp_header_are_never_dropped(full_memory: Memory) -> None:
+    full_memory.pin("s-1", "disputed_amount", "18250.40", source="agent")
     result = build(full_memory, token_budget=300)
-    assert "- INV-004821.Amount = 18250.40" in result.text
+    assert "- disputed_amount = 18250.40 (amount; agent)" in result.text
     assert result.section("erp_facts").items[0].source == "party:default/customer/ABARTENDE"
     assert result.token_count <= 300
+
+
+def test_extracted_values_rank_query_documents_first_then_oldest(full_memory: Memory) -> None:
+    for i in range(30):
+        order = {"OrderNbr": f"SO-{i:06d}", "OrderTotal": f"{i}00.00", "RequestedOn": "2026-03-04"}
+        full_memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_order", tool_result=order)
+    result = full_memory.build_context(
+        "ABARTENDE", "where is SO-000017?", session_id="s-1", token_budget=1200
+    )
+    pins = result.section("pinned")
+    heads = [item.source.split("/")[1].split("@")[0] for item in pins.items]
+    assert heads[:3] == ["SO-000017", "INV-004821", "SO-000000"]
+    assert pins.dropped > 0  # thirty lookups do not all fit; they stay in working memory
+    assert len(full_memory.working.state("s-1").pinned) == 2 + 30 * 3
 
 
 def test_a_budget_below_the_fixed_items_says_so(full_memory: Memory) -> None:
@@ -84,7 +99,7 @@ def test_a_budget_below_the_fixed_items_says_so(full_memory: Memory) -> None:
         full_memory.pin("s-1", f"value-{i:02d}", f"{i}.00")
     result = build(full_memory, token_budget=150)
     assert result.over_budget
-    assert result.warnings[-1].startswith("over budget: the ERP header and pinned values alone need")
+    assert result.warnings[-1].startswith("over budget: the ERP header and explicit pins alone need")
     assert "- value-59 = 59.00" in result.text
 
 

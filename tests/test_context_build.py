@@ -90,7 +90,7 @@ def test_pinned_values_and_turns_from_the_session(memory: Memory) -> None:
     memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_invoice", tool_result=INVOICE)
     result = memory.build_context("ABARTENDE", "charged twice", session_id="s-1")
     pins = [i.text for i in result.section("pinned").items]
-    assert "- INV-004821.Amount = 1250.75 (amount; tool get_invoice, turn 2)" in pins
+    assert pins == ["- INV-004821: Amount 1250.75; DueDate 2026-01-05 (tool get_invoice, turn 2)"]
     turns = result.section("recent_turns").items
     assert [t.source for t in turns] == ["turn:s-1#1", "turn:s-1#2"]
     assert turns[1].text.startswith("[turn 2, 2026-01-15 12:00] tool call get_invoice():\n> {")

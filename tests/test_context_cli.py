@@ -45,7 +45,7 @@ def test_context_command_prints_the_rendered_context(
     assert out.startswith("# Context for customer ABARTENDE (tenant default)\n")
     assert "case C-1, similarity" in out and "> Request: Customer was invoiced twice" in out
     assert "> Prefers to be contacted by email." in out
-    assert "- INV-004821.Amount = 1250.00 (amount; tool get_invoice, turn 2)" in out
+    assert "- INV-004821: Amount 1250.00 (tool get_invoice, turn 2)" in out
 
 
 def test_context_command_json(seeded: Memory, capsys: pytest.CaptureFixture[str]) -> None:

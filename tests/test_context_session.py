@@ -46,7 +46,7 @@ def test_invoice_total_survives_ten_llm_folds_into_the_context(
     state = memory.working.state("s-1")
     assert (state.folds, state.summary_upto_seq) == (10, 30)
     result = memory.build_context("ABARTENDE", "what do I owe?", session_id="s-1", token_budget=600)
-    assert "- INV-004821.Amount = 18250.40 (amount; tool get_invoice, turn 1)" in result.text
+    assert "- INV-004821: Amount 18250.40; DueDate 2026-02-04 (tool get_invoice, turn 1)" in result.text
     assert (
         "## Conversation summary (LLM summary; turns 1-30)\n> They discussed an invoice dispute."
         in result.text

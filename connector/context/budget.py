@@ -1,6 +1,6 @@
 """Fit candidates into a token budget: fixed items first, then each section's share, then refill.
 
-1. Fixed items (today, the ERP header, pinned values) are always taken.
+1. Fixed items (today, the ERP header, explicitly pinned values) are always taken.
 2. Each other section gets ``share × budget`` tokens (less its fixed items; shares are scaled
    down when fixed items leave less room). Within a section items are taken by value rank; an
    item that does not fit is truncated when at least ``MIN_TRUNCATED`` tokens remain, else
@@ -21,7 +21,15 @@ from connector.tokens import TokenCounter
 
 MIN_TRUNCATED = 24
 TRUNCATION_MARK = " …[truncated]"
-REFILL_ORDER = ("recent_turns", "open_documents", "past_cases", "summary", "learned_facts", "erp_facts")
+REFILL_ORDER = (
+    "pinned",
+    "recent_turns",
+    "open_documents",
+    "past_cases",
+    "summary",
+    "learned_facts",
+    "erp_facts",
+)
 CONTIGUOUS = frozenset({"recent_turns", "summary"})
 
 

@@ -127,7 +127,7 @@ class ContextBuilder:
             "today": [cand.today_item(today)],
             "erp_facts": cand.erp_items(facts, scope.tenant, docs, day),
             "open_documents": cand.document_items(scope.tenant, docs, day, cfg.max_open_documents),
-            "pinned": cand.pinned_items(sid or "", state.pinned) if state else [],
+            "pinned": cand.pinned_items(sid or "", state.pinned, query_clean.text) if state else [],
             "learned_facts": cand.fact_items(learned),
             "past_cases": cand.case_items(hits),
             "summary": cand.summary_items(state) if state else [],
@@ -255,7 +255,7 @@ class ContextBuilder:
         overhead = counter.count(text_of(None, warnings))
         if overhead + fixed_cost > budget:
             warnings.append(
-                f"over budget: the ERP header and pinned values alone need {overhead + fixed_cost} tokens "
+                f"over budget: the ERP header and explicit pins alone need {overhead + fixed_cost} tokens "
                 f"of the {budget} allowed; nothing else was included"
             )
             overhead = counter.count(text_of(None, warnings))

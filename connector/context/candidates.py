@@ -179,17 +179,36 @@ def document_items(tenant: str, docs: Sequence[OpenDocument], today: date, limit
     return items
 
 
-def pinned_items(session_id: str, pins: Sequence[PinnedValue]) -> list[Candidate]:
+def pinned_items(session_id: str, pins: Sequence[PinnedValue], query: str) -> list[Candidate]:
+    """Explicit pins are fixed (never dropped). Values extracted from tool results are grouped per
+    document and tool call, one line each, ranked: documents the query names first, then the
+    oldest (newer tool results are usually still in the recent turns verbatim)."""
     items = []
+    groups: dict[tuple[int, str], list[PinnedValue]] = {}
     for order, p in enumerate(pins):
-        origin = p.source or ("pinned by the workflow" if p.explicit else None)
-        how = f"{p.kind}; {one_line(origin, 80)}" if origin else p.kind
+        if p.explicit:
+            origin = one_line(p.source, 80) if p.source else "pinned by the workflow"
+            text = f"- {one_line(p.name, 120)} = {one_line(p.value, 200)} ({p.kind}; {origin})"
+            items.append(Candidate("pinned", f"pin:{session_id}/{p.name}", text, order=order, fixed=True))
+        else:
+            head = p.name.split(".", 1)[0] if p.kind != "document" else p.name
+            groups.setdefault((p.seq or 0, head), []).append(p)
+    wanted = query.upper()
+    ranked = sorted(groups.items(), key=lambda g: (g[0][1].upper() not in wanted, g[0][0], g[0][1]))
+    for rank, ((seq, head), members) in enumerate(ranked):
+        fields = [
+            f"{one_line(p.name[len(head) + 1 :], 80)} {one_line(p.value, 120)}"
+            for p in sorted(members, key=lambda p: p.name)
+            if p.name != head
+        ]
+        origin = one_line(members[0].source, 80) if members[0].source else f"turn {seq}"
         text = (
-            f"- {one_line(p.value, 120)} ({how})"
-            if p.kind == "document" and p.name == p.value
-            else f"- {one_line(p.name, 120)} = {one_line(p.value, 200)} ({how})"
+            f"- {one_line(head, 120)}: {'; '.join(fields)} ({origin})"
+            if fields
+            else f"- {one_line(head, 120)} ({origin})"
         )
-        items.append(Candidate("pinned", f"pin:{session_id}/{p.name}", text, order=order, fixed=True))
+        source = f"pin:{session_id}/{head}@{seq}"
+        items.append(Candidate("pinned", source, text, rank=rank, order=len(pins) + rank))
     return items
 
 

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from connector.working.models import FoldResult, NewTurn, PinnedValue, SessionInfo, SessionState, Turn
-from connector.working.store import InvalidTurnError, UnknownSessionError, WorkingMemory, read_state
+from connector.working.models import (
+    FoldResult,
+    InvalidTurnError,
+    NewTurn,
+    PinnedValue,
+    SessionInfo,
+    SessionState,
+    Turn,
+    UnknownSessionError,
+)
+from connector.working.store import WorkingMemory, read_state
 
 __all__ = [
     "FoldResult",

@@ -6,10 +6,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from connector.errors import ConnectorError
+
 Role = Literal["user", "assistant", "tool"]
 PinKind = Literal["amount", "date", "document", "number", "text"]
 SummaryMode = Literal["llm", "non-llm"]
 ROLES: tuple[str, ...] = ("user", "assistant", "tool")
+
+
+class InvalidTurnError(ConnectorError, ValueError):
+    """A turn or pin that cannot be stored as given (unknown role, non-text content)."""
+
+
+class UnknownSessionError(ConnectorError, LookupError):
+    """No session with this id exists in working memory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +84,11 @@ class SessionState:
     turns: tuple[Turn, ...]
     pinned: tuple[PinnedValue, ...]
     omitted_turns: int = 0
+
+    @property
+    def recent_turns(self) -> tuple[Turn, ...]:
+        """The turns not yet folded into the summary (same as ``turns``)."""
+        return self.turns
 
 
 @dataclass(frozen=True, slots=True)

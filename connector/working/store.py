@@ -23,18 +23,20 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from connector.errors import ConnectorError, LLMError, ScopeError, StoreError
+from connector.errors import LLMError, ScopeError, StoreError
 from connector.llm import LLMClient
 from connector.resources import prompt_text
 from connector.scope import Scope, require_id
 from connector.working.models import (
     ROLES,
     FoldResult,
+    InvalidTurnError,
     NewTurn,
     PinnedValue,
     SessionInfo,
     SessionState,
     Turn,
+    UnknownSessionError,
 )
 from connector.working.pins import extract_values, pin_kind
 from connector.working.tables import WorkPin, WorkSession, WorkTurn
@@ -51,14 +53,6 @@ pin_t: sa.Table = WorkPin.__table__  # type: ignore[attr-defined]
 
 _APPEND_ATTEMPTS = 8
 _STATE_TURN_CAP = 200  # unsummarised turns returned by state() when folding lags far behind
-
-
-class InvalidTurnError(ConnectorError, ValueError):
-    """A turn or pin that cannot be stored as given (unknown role, non-text content)."""
-
-
-class UnknownSessionError(ConnectorError, LookupError):
-    """No session with this id exists in working memory."""
 
 
 def _insert(conn: Connection, table: sa.Table) -> Any:

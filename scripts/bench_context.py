@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""build_context benchmark (run through ``scripts/bench_context``), offline (non-LLM) mode.
+
+Store: N customers with contacts and attributes, M documents (invoices, orders, credit memos;
+about 40% open) bulk-upserted through the sync's own upsert, K episodic entries over all customers
+(relational rows + random unit vectors in embedded Chroma, the episodic bench's bulk path; the
+query is embedded for real by the offline MiniLM, so recall runs its real code path), two learned
+facts for every tenth customer, fresh sync state, and sessions of 10 to 500 turns appended through
+``record_turns`` (tool calls with invoice totals every few turns, deterministic folds).
+
+Measures ``build_context`` end to end on SQLite with the default 3,000-token budget: p50/p95 and a
+per-section breakdown (ERP reads, working memory, learned facts, past cases incl. query embedding,
+budget+render), the context's tokens beside the tokens of the full history it replaces (every
+turn of the session verbatim, tool payloads included), whether each context stayed in budget and
+held every pinned value. Ends with one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from adapters.records import Contact, DocumentRecord, PartyRecord  # noqa: E402
+from connector.clock import FrozenClock  # noqa: E402
+from connector.db.engine import create_db_engine  # noqa: E402
+from connector.db.migrate import upgrade_to_head  # noqa: E402
+from connector.db.models import SyncState  # noqa: E402
+from connector.db.upsert import upsert_records  # noqa: E402
+from connector.episodic.documents import keys_for_documents  # noqa: E402
+from connector.episodic.tables import ENTRIES  # noqa: E402
+from connector.episodic.writer import chroma_metadata  # noqa: E402
+from connector.facts.scope import FactScope  # noqa: E402
+from connector.facts.store import EXPLICIT_CATEGORY, FactInput, store_fact  # noqa: E402
+from connector.memory import Memory  # noqa: E402
+from connector.settings import ChromaSettings, Settings  # noqa: E402
+from connector.tokens import count_tokens  # noqa: E402
+from connector.working import NewTurn  # noqa: E402
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+TENANT = "default"
+QUERIES = [
+    "Why was I charged twice for my last invoice?",
+    "Where is my order and when will it ship?",
+    "Can you confirm the credit memo for the disputed amount?",
+    "What are my payment terms and what is overdue?",
+    "The unit price on the invoice is wrong, please fix it.",
+]
+WORDS = [
+    "the", "customer", "asked", "about", "delivery", "schedule", "agent", "checked", "order", "status",
+    "confirmed", "shipping", "address", "promised", "update", "by", "email", "before", "end", "of", "week",
+]  # fmt: skip
+SECTIONS = ("erp", "working", "learned_facts", "past_cases", "budget_render")
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+def cid(i: int) -> str:
+    return f"C{i:05d}"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# Loading -------------------------------------------------------------------------------------------------
+def load_erp(memory: Memory, customers: int, documents: int, rng: random.Random) -> None:
+    parties = [
+        PartyRecord(
+            tenant=TENANT,
+            kind="customer",
+            external_id=cid(i),
+            name=f"Customer {i} Supplies",
+            status="Active",
+            currency="USD",
+            credit_limit=Decimal(rng.randrange(5, 500) * 1000),
+            terms=rng.choice(["30D", "60D", "COD"]),
+            contacts=(Contact(role="main", name=f"Contact {i}", email=f"ap{i}@example.com"),),
+            attributes={"PO_REQUIRED": rng.choice(["Y", "N"])},
+        )
+        for i in range(customers)
+    ]
+    kinds = ["ar_invoice"] * 6 + ["sales_order"] * 3 + ["credit_memo"]
+    docs = []
+    for n in range(documents):
+        kind = kinds[n % len(kinds)]
+        prefix = {"ar_invoice": "AR", "sales_order": "SO-", "credit_memo": "CM-"}[kind]
+        amount = Decimal(rng.randrange(1000, 5_000_000)) / 100
+        is_open = rng.random() < 0.4
+        docs.append(
+            DocumentRecord(
+                tenant=TENANT,
+                doc_type=kind,
+                external_id=f"{kind}/{n:07d}",
+                number=f"{prefix}{n:06d}",
+                party_kind="customer",
+                party_external_id=cid(n % customers),
+                status="Open" if is_open else "Closed",
+                currency="USD",
+                amount=amount,
+                balance=amount if is_open else Decimal(0),
+                doc_date=date(2026, 1, 1) + timedelta(days=n % 60),
+                due_date=date(2026, 1, 31) + timedelta(days=n % 60),
+                description=f"{rng.choice(['Bar stools', 'Copper fittings', 'Glassware', 'Kegs'])} order {n}",
+                customer_ref=f"PO-{rng.randrange(10**6):06d}",
+                is_open=is_open,
+            )
+        )
+    synced = NOW - timedelta(minutes=10)
+    records: list[Any] = [*parties, *docs]
+    for start in range(0, len(records), 5000):
+        with memory.engine.begin() as conn:
+            upsert_records(conn, records[start : start + 5000], synced)
+    with memory.engine.begin() as conn:
+        for stream in ("customers", "invoices", "sales_orders"):
+            conn.execute(
+                sa.insert(SyncState.__table__), {"tenant": TENANT, "stream": stream, "updated_at": synced}
+            )  # type: ignore[attr-defined]
+
+
+def load_cases(memory: Memory, customers: int, cases: int, seed: int) -> None:
+    """Episodic entries through the episodic bench's bulk path: rows plus random unit vectors."""
+    index = memory.episodic.index
+    dim, model = memory.episodic.embedder.dimension, memory.episodic.embedder.model_id
+    np_rng = np.random.default_rng(seed)
+    for start in range(0, cases, 5000):
+        rows = []
+        for i in range(start, min(cases, start + 5000)):
+            occurred = NOW - timedelta(days=1 + i % 150)
+            docs = [f"AR{i % 999_999:06d}", f"CM-{i % 999_999:06d}"]
+            rows.append(
+                {
+                    "id": f"e{i:08d}",
+                    "tenant": TENANT,
+                    "customer_id": cid(i % customers),
+                    "case_id": f"CASE-{i:07d}",
+                    "case_type": ("dispute", "delivery", "pricing", "tax")[i % 4],
+                    "summary": f"Request: customer disputed {docs[0]} for {100 + i % 900}.00 USD. "
+                    f"Resolution: credit memo {docs[1]} issued on {occurred.date().isoformat()}.",
+                    "summary_mode": "non-llm",
+                    "documents": docs,
+                    "doc_keys": sorted(keys_for_documents(docs)),
+                    "occurred_at": occurred,
+                    "retain_from": occurred,
+                    "recorded_at": NOW,
+                    "updated_at": NOW,
+                    "archived_at": None,
+                    "pii": False,
+                    "status": "live",
+                    "embedding_model": model,
+                    "merged_count": 1,
+                }
+            )
+        vectors = np_rng.standard_normal((len(rows), dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        with memory.engine.begin() as conn:
+            conn.execute(sa.insert(ENTRIES), rows)
+        index.upsert([r["id"] for r in rows], vectors, [chroma_metadata(r) for r in rows])
+        log(f"  cases {min(cases, start + 5000):,}/{cases:,}")
+
+
+def load_facts(memory: Memory, customers: int) -> None:
+    with memory.engine.begin() as conn:
+        for i in range(0, customers, 10):
+            scope = FactScope.of(TENANT, cid(i))
+            for text, importance in (
+                ("Prefers contact by email after 3pm.", 0.7),
+                ("Pays by wire only.", 0.5),
+            ):
+                store_fact(conn, scope, FactInput(text, importance, EXPLICIT_CATEGORY), ["bench"], NOW)
+
+
+def session_turns(length: int, rng: random.Random, invoice: str) -> list[NewTurn]:
+    invoice_result = {
+        "ReferenceNbr": invoice,
+        "Amount": "18250.40",
+        "Balance": "18250.40",
+        "DueDate": "2026-02-04",
+    }
+    turns = [
+        NewTurn("user", f"Why was I charged twice for {invoice}?"),
+        NewTurn(
+            "tool",
+            "",
+            tool_name="get_invoice",
+            tool_args={"nbr": invoice},
+            tool_result=invoice_result,
+        ),
+    ]
+    while len(turns) < length:
+        n = len(turns)
+        if n % 9 == 0:
+            order = f"SO-{rng.randrange(10**6):06d}"
+            turns.append(
+                NewTurn(
+                    "tool",
+                    "",
+                    tool_name="get_order",
+                    tool_args={"nbr": order},
+                    tool_result={
+                        "OrderNbr": order,
+                        "OrderTotal": f"{rng.randrange(10**5)}.{n % 100:02d}",
+                        "Status": "Open",
+                        "RequestedOn": "2026-03-04",
+                    },
+                )
+            )
+        else:
+            words = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(20, 70)))
+            turns.append(
+                NewTurn(
+                    "user" if n % 2 == 0 else "assistant", f"{words} (ref {n}, {rng.randrange(1000)}.00 USD)"
+                )
+            )
+    return turns[:length]
+
+
+def load_sessions(
+    memory: Memory, customers: int, lengths: list[int], per_length: int, rng: random.Random
+) -> list[dict[str, Any]]:
+    sessions = []
+    for length in lengths:
+        for k in range(per_length):
+            customer = cid(rng.randrange(customers))
+            sid = f"s-{length}-{k}"
+            turns = session_turns(length, rng, f"AR{rng.randrange(10**6):06d}")
+            for start in range(0, length, 10):  # as an agent would: a few turns per step
+                memory.working.record_turns(sid, customer, turns[start : start + 10], tenant=TENANT)
+            history = memory.working.transcript(sid)
+            sessions.append(
+                {"id": sid, "customer": customer, "length": length, "history_tokens": count_tokens(history)}
+            )
+        log(f"  sessions of {length} turns: {per_length}")
+    return sessions
+
+
+# Measuring ------------------------------------------------------------------------------------------------
+def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget: int) -> dict[str, Any]:
+    pins = {s["id"]: memory.working.state(s["id"]).pinned for s in sessions}
+    for s in sessions[:10]:  # warm-up: tokenizer, embedder, Chroma segments, statement caches
+        memory.build_context(
+            s["customer"], QUERIES[0], session_id=s["id"], tenant=TENANT, token_budget=budget
+        )
+    totals: list[float] = []
+    cpu: list[float] = []
+    sections: dict[str, list[float]] = defaultdict(list)
+    by_length: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    over = pinned_ok = 0
+    for i in range(builds):
+        s = sessions[i % len(sessions)]
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = memory.build_context(
+            s["customer"], QUERIES[i % len(QUERIES)], session_id=s["id"], tenant=TENANT, token_budget=budget
+        )
+        totals.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
+        for name in SECTIONS:
+            sections[name].append(result.timings_ms.get(name, 0.0))
+        over += result.token_count > budget
+        shown = {item.source for item in result.section("pinned").items}
+        pinned_ok += all(f"pin:{s['id']}/{p.name}" in shown and p.value in result.text for p in pins[s["id"]])
+        by_length[s["length"]]["context"].append(result.token_count)
+        by_length[s["length"]]["history"].append(s["history_tokens"])
+    context_tokens = [t for v in by_length.values() for t in v["context"]]
+    history_tokens = [t for v in by_length.values() for t in v["history"]]
+    return {
+        "p50_ms": round(pct(totals, 50), 2),
+        "p95_ms": round(pct(totals, 95), 2),
+        "max_ms": round(max(totals), 2),
+        "cpu_p50_ms": round(pct(cpu, 50), 2),
+        "cpu_p95_ms": round(pct(cpu, 95), 2),
+        "over_budget_contexts": over,
+        "pinned_present_ratio": round(pinned_ok / builds, 4),
+        "context_tokens_p50": int(statistics.median(context_tokens)),
+        "full_history_tokens_p50": int(statistics.median(history_tokens)),
+        "sections_ms": {
+            n: {"p50": round(pct(v, 50), 2), "p95": round(pct(v, 95), 2)} for n, v in sections.items()
+        },
+        "by_session_length": {
+            str(length): {
+                "context_tokens_p50": int(statistics.median(v["context"])),
+                "context_tokens_max": max(v["context"]),
+                "full_history_tokens_p50": int(statistics.median(v["history"])),
+            }
+            for length, v in sorted(by_length.items())
+        },
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--customers", type=int, default=10_000)
+    parser.add_argument("--documents", type=int, default=100_000)
+    parser.add_argument("--cases", type=int, default=100_000)
+    parser.add_argument("--session-lengths", default="10,20,50,100,200,500")
+    parser.add_argument("--sessions-per-length", type=int, default=5)
+    parser.add_argument("--builds", type=int, default=600)
+    parser.add_argument("--budget", type=int, default=3000)
+    parser.add_argument("--workdir", type=Path, help="keep the store here (default: a temp dir, removed)")
+    args = parser.parse_args()
+    lengths = [int(x) for x in args.session_lengths.split(",")]
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory(prefix="bench_context_") as tmp:
+        workdir = args.workdir or Path(tmp)
+        settings = Settings(data_dir=workdir / "data", chroma=ChromaSettings(path=workdir / "chroma"))
+        engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
+        upgrade_to_head(engine)
+        memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
+        started = time.perf_counter()
+        log(f"loading {args.customers:,} customers and {args.documents:,} documents ...")
+        load_erp(memory, args.customers, args.documents, rng)
+        log(f"loading {args.cases:,} episodic cases ...")
+        load_cases(memory, args.customers, args.cases, seed=7)
+        load_facts(memory, args.customers)
+        log("recording sessions ...")
+        sessions = load_sessions(memory, args.customers, lengths, args.sessions_per_length, rng)
+        load_s = time.perf_counter() - started
+        log(f"measuring {args.builds} builds ...")
+        figures = measure(memory, sessions, args.builds, args.budget)
+    print(f"build_context, offline mode, SQLite + embedded Chroma, budget {args.budget} tokens")
+    print(
+        f"store: {args.customers:,} customers, {args.documents:,} documents, {args.cases:,} cases, "
+        f"{len(sessions)} sessions of {lengths} turns (loaded in {load_s:.0f} s)"
+    )
+    print(
+        f"latency: p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms, max {figures['max_ms']} ms "
+        f"over {args.builds} builds (CPU time p50 {figures['cpu_p50_ms']} ms, p95 {figures['cpu_p95_ms']} ms)"
+    )
+    for name, v in figures["sections_ms"].items():
+        print(f"  {name:<14} p50 {v['p50']:>7} ms   p95 {v['p95']:>7} ms")
+    print("tokens: context vs the full history it replaces (p50 per session length)")
+    for length, v in figures["by_session_length"].items():
+        print(
+            f"  {length:>4} turns: context {v['context_tokens_p50']:>5} (max {v['context_tokens_max']}), "
+            f"full history {v['full_history_tokens_p50']:>7}"
+        )
+    print(f"over budget: {figures['over_budget_contexts']}; pinned: {figures['pinned_present_ratio']:.2%}")
+    summary = {
+        **{
+            k: figures[k]
+            for k in (
+                "p50_ms",
+                "p95_ms",
+                "over_budget_contexts",
+                "pinned_present_ratio",
+                "context_tokens_p50",
+                "full_history_tokens_p50",
+            )
+        },
+        "cpu_p50_ms": figures["cpu_p50_ms"],
+        "cpu_p95_ms": figures["cpu_p95_ms"],
+        "sections_p95_ms": {k: v["p95"] for k, v in figures["sections_ms"].items()},
+        "builds": args.builds,
+        "budget": args.budget,
+        "customers": args.customers,
+        "documents": args.documents,
+        "cases": args.cases,
+        "session_lengths": lengths,
+        "recall": "real (MiniLM query embedding, Chroma get by id)",
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "goal_p95_ms": 25,
+    }
+    print(json.dumps(summary, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
