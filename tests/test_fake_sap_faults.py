@@ -27,7 +27,7 @@ def get(fake: FakeSAP, path: str = PARTNERS, **params: str) -> httpx.Response:
     client = httpx.Client(
         transport=fake.transport(),
         base_url=fake.base_url,
-        auth=(fake.username, fake.password),
+        auth=(fake.gate.username, fake.gate.password),
         headers={"Accept": "application/json"},
     )
     return client.get(path, params={"sap-client": "100", **params})
@@ -95,7 +95,7 @@ def test_expired_tokens_are_refused() -> None:
         transport=fake.transport(), base_url=fake.base_url, headers={"Accept": "application/json"}
     )
     form = {"grant_type": "client_credentials"}
-    token = client.post("/oauth/token", data=form, auth=(fake.client_id, fake.client_secret)).json()
+    token = client.post("/oauth/token", data=form, auth=(fake.gate.client_id, fake.gate.client_secret)).json()
     bearer = {"Authorization": f"Bearer {token['access_token']}"}
     assert client.get(PARTNERS, params={"sap-client": "100"}, headers=bearer).status_code == 200
     clock.advance(timedelta(seconds=61))

@@ -27,7 +27,7 @@ def http(fake: FakeSAP, accept: str = "application/json") -> httpx.Client:
     return httpx.Client(
         transport=fake.transport(),
         base_url=fake.base_url,
-        auth=(fake.username, fake.password),
+        auth=(fake.gate.username, fake.gate.password),
         headers={"Accept": accept},
     )
 
@@ -251,7 +251,9 @@ def test_oauth_client_credentials_issue_a_working_token() -> None:
     )
     assert refused.status_code == 401
     token = client.post(
-        "/oauth/token", data={"grant_type": "client_credentials"}, auth=(fake.client_id, fake.client_secret)
+        "/oauth/token",
+        data={"grant_type": "client_credentials"},
+        auth=(fake.gate.client_id, fake.gate.client_secret),
     ).json()
     assert token["expires_in"] == 3600
     ok = client.get(
@@ -263,9 +265,9 @@ def test_oauth_client_credentials_issue_a_working_token() -> None:
 def test_sap_client_must_match(fake: FakeSAP) -> None:
     client = http(fake)
     assert client.get(PARTNERS, params={"sap-client": "200"}).status_code == 401
-    before = fake.requests_without_client
+    before = fake.gate.requests_without_client
     assert client.get(PARTNERS).status_code == 401
-    assert fake.requests_without_client == before + 1
+    assert fake.gate.requests_without_client == before + 1
 
 
 def test_the_fake_works_as_a_respx_side_effect() -> None:
@@ -276,7 +278,7 @@ def test_the_fake_works_as_a_respx_side_effect() -> None:
             fake.base_url + PARTNERS,
             params={"sap-client": "100"},
             headers={"Accept": "application/json"},
-            auth=(fake.username, fake.password),
+            auth=(fake.gate.username, fake.gate.password),
         )
     assert len(response.json()["d"]["results"]) == 3 and route.call_count == 1
 

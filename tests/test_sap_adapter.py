@@ -145,7 +145,7 @@ def test_a_bulk_update_stamping_many_orders_alike_returns_them_all(
 
 def test_every_call_carries_sap_client_select_and_expand(fake: FakeSAP, adapter: SAPAdapter) -> None:
     read_all(adapter, "BusinessPartner")
-    assert fake.requests_without_client == 0
+    assert fake.gate.requests_without_client == 0
     assert fake.last_request is not None
     params = fake.last_request.url.params
     assert params["sap-client"] == "100"

@@ -85,9 +85,9 @@ def test_the_api_key_goes_in_the_apikey_header(clock: FrozenClock) -> None:
 
 def test_an_oauth_token_is_fetched_once_and_reused(oauth_fake: FakeSAP, clock: FrozenClock) -> None:
     with adapter_for(oauth_fake, clock, page_size=3) as adapter:
-        assert oauth_fake.tokens_issued == 1  # on entering, before any read
+        assert oauth_fake.gate.tokens_issued == 1  # on entering, before any read
         assert count_partners(adapter) == 10
-    assert oauth_fake.tokens_issued == 1
+    assert oauth_fake.gate.tokens_issued == 1
     assert oauth_fake.requests_by_path["/oauth/token"] == 1
 
 
@@ -100,7 +100,7 @@ def test_an_expired_token_is_refreshed_once_and_the_read_continues(
         oauth_fake.expire_tokens()
         rest = list(pages)
     assert len(first.records) + sum(len(p.records) for p in rest) == 10
-    assert oauth_fake.tokens_issued == 2
+    assert oauth_fake.gate.tokens_issued == 2
     assert adapter.retry_count == 0  # a refresh is not a retry
 
 
@@ -111,17 +111,17 @@ def test_a_token_about_to_expire_is_renewed_before_use(clock: FrozenClock) -> No
     with adapter_for(fake, clock) as adapter:
         clock.advance(timedelta(seconds=590))  # inside the refresh margin, still valid at the server
         assert count_partners(adapter) == 4
-    assert fake.tokens_issued == 2
+    assert fake.gate.tokens_issued == 2
     assert fake.requests_by_path[PARTNERS] == 1  # no 401 round trip
 
 
 def test_a_token_refused_twice_is_an_auth_error(oauth_fake: FakeSAP, clock: FrozenClock) -> None:
     with adapter_for(oauth_fake, clock) as adapter:
-        oauth_fake.token_ttl_s = -1  # every new token is born expired
+        oauth_fake.gate.token_ttl_s = -1  # every new token is born expired
         oauth_fake.expire_tokens()
         with pytest.raises(ERPAuthError, match="freshly fetched OAuth token"):
             count_partners(adapter)
-    assert oauth_fake.tokens_issued == 2
+    assert oauth_fake.gate.tokens_issued == 2
 
 
 def test_bad_client_credentials_name_the_token_endpoint_not_the_secret(
@@ -258,7 +258,7 @@ def _all_log_records(caplog: pytest.LogCaptureFixture) -> Iterator[str]:
 
 def test_no_secret_reaches_the_logs(clock: FrozenClock, caplog: pytest.LogCaptureFixture) -> None:
     fake = FakeSAP(seed=2, customers=6, suppliers=0, sales_orders=0, auth="oauth", clock=clock)
-    fake.client_secret = "oauth-secret-xyz"
+    fake.gate.client_secret = "oauth-secret-xyz"
     fake.inject("rate_limit", retry_after="1")
     fake.inject("sap_message")
     with (

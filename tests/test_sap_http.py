@@ -52,7 +52,7 @@ def test_every_stream_is_read_over_real_http(served: FakeSAP) -> None:
     assert {o.external_id for o in orders} == set(served.data.sales_orders)
     assert all(isinstance(i, DocumentRecord) and i.doc_type == "ar_invoice" for i in invoices)
     assert len(invoices) == 20 and keys == set(served.data.partners)
-    assert served.requests_without_client == 0
+    assert served.gate.requests_without_client == 0
 
 
 def test_a_dropped_connection_is_retried_over_real_http(served: FakeSAP) -> None:

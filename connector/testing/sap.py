@@ -18,25 +18,23 @@ Construct::
 
 from __future__ import annotations
 
-import base64
 import functools
 import gc
-import json
-import secrets
 import threading
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, TypeVar, cast
+from datetime import UTC, datetime
+from typing import Any, TypeVar, cast
 
 import httpx
 from pydantic import SecretStr
 
 from connector.clock import Clock, FrozenClock
 from connector.settings import TenantSettings
+from connector.testing.sap_auth import TOKEN_PATH, AuthMode, Gate
 from connector.testing.sap_data import DataSpec, Row, generate, stamp
+from connector.testing.sap_faults import Fault, FaultKind, FaultQueue
 from connector.testing.sap_filter import FilterError
 from connector.testing.sap_model import ENTITY_SETS, SERVICE_PATHS, EntitySet, RowIndex
 from connector.testing.sap_query import (
@@ -50,26 +48,7 @@ from connector.testing.sap_query import (
 )
 from connector.testing.sap_render import Version, dumps, error_body, v2_value, v4_encoder
 
-FaultKind = Literal[
-    "rate_limit", "server_error", "timeout", "malformed_json", "repeat_page", "foreign_next", "sap_message"
-]
-AuthMode = Literal["basic", "oauth", "apikey", "none"]
-TOKEN_PATH = "/oauth/token"
-FOREIGN_HOST = "https://attacker.example.net"
 _FREEZE_ABOVE = 20_000
-
-
-@dataclass(slots=True)
-class Fault:
-    """A fault that fires on ``times`` matching requests after skipping ``after`` of them."""
-
-    kind: FaultKind
-    times: int = 1
-    after: int = 0
-    entity_set: str | None = None
-    retry_after: str | None = None
-    status: int = 503
-    message: str = ""
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -130,22 +109,24 @@ class FakeSAP:
         self.index = RowIndex(self.data)
         self.odata_version: Version = odata_version
         self.base_url = base_url.rstrip("/")
-        self.sap_client = sap_client
-        self.auth: AuthMode = auth
-        self.username, self.password = username, password
-        self.client_id, self.client_secret, self.api_key = client_id, client_secret, api_key
-        self.token_ttl_s = token_ttl_s
         self.server_page_size = server_page_size
         self.ignore_skip = ignore_skip
         self.clock: Clock = clock or FrozenClock(self.spec.now)
-        self.faults: list[Fault] = []
+        self.gate = Gate(
+            self.clock,
+            mode=auth,
+            sap_client=sap_client,
+            username=username,
+            password=password,
+            client_id=client_id,
+            client_secret=client_secret,
+            api_key=api_key,
+            token_ttl_s=token_ttl_s,
+        )
+        self.fault_queue = FaultQueue()
         self.requests_by_path: Counter[str] = Counter()
-        self.requests_without_client = 0
-        self.tokens_issued = 0
         self.last_request: httpx.Request | None = None
-        self._tokens: dict[str, datetime] = {}
         self._lock = threading.RLock()
-        self._last_collection: dict[str, bytes] = {}
 
     # Public helpers --------------------------------------------------------------------------
     @property
@@ -170,24 +151,30 @@ class FakeSAP:
         """An in-process transport for an httpx client or an adapter (no sockets)."""
         return httpx.MockTransport(self.handle)
 
+    @property
+    def faults(self) -> list[Fault]:
+        """Faults still queued."""
+        return self.fault_queue.faults
+
     def tenant_settings(self, name: str = "s4-fake", **overrides: Any) -> TenantSettings:
         """Settings of an SAP tenant that can talk to this fake (its URL, client, version, auth)."""
+        gate = self.gate
         auth: dict[str, Any] = {
-            "basic": {"auth": "basic", "username": self.username, "password": SecretStr(self.password)},
+            "basic": {"auth": "basic", "username": gate.username, "password": SecretStr(gate.password)},
             "oauth": {
                 "auth": "oauth_client_credentials",
                 "token_url": self.token_url,
-                "client_id": self.client_id,
-                "client_secret": SecretStr(self.client_secret),
+                "client_id": gate.client_id,
+                "client_secret": SecretStr(gate.client_secret),
             },
-            "apikey": {"auth": "apikey", "api_key": SecretStr(self.api_key)},
+            "apikey": {"auth": "apikey", "api_key": SecretStr(gate.api_key)},
             "none": {"auth": "apikey", "api_key": SecretStr("unused")},
-        }[self.auth]
+        }[gate.mode]
         values: dict[str, Any] = {
             "name": name,
             "kind": "sap",
             "base_url": self.base_url,
-            "sap_client": self.sap_client,
+            "sap_client": gate.sap_client,
             "odata_version": self.odata_version,
             "sap_time_zone": self.spec.time_zone,
             **auth,
@@ -198,15 +185,12 @@ class FakeSAP:
     @_locked
     def inject(self, kind: FaultKind, **options: Any) -> Fault:
         """Queue a fault: e.g. ``inject("rate_limit", times=2, retry_after="7")``."""
-        fault = Fault(kind, **options)
-        self.faults.append(fault)
-        return fault
+        return self.fault_queue.add(Fault(kind, **options))
 
     @_locked
     def expire_tokens(self) -> None:
         """Every OAuth token issued so far stops working (the next call gets 401)."""
-        past = self.clock.now() - timedelta(seconds=1)
-        self._tokens = dict.fromkeys(self._tokens, past)
+        self.gate.expire_tokens()
 
     # Data-changing helpers -------------------------------------------------------------------
     @_locked
@@ -348,11 +332,8 @@ class FakeSAP:
         path = request.url.path
         self.requests_by_path[path] += 1
         if path == TOKEN_PATH:
-            return self._token(request)
-        fault = self._take_fault(request, ("rate_limit", "server_error", "timeout"))
-        if fault is not None:
-            return self._fail(request, fault)
-        refusal = self._check_auth(request)
+            return self.gate.token(request)
+        refusal = self.fault_queue.before(request, self.odata_version) or self.gate.check(request)
         if refusal is not None:
             return refusal
         try:
@@ -361,7 +342,7 @@ class FakeSAP:
             return self._error(400, "/IWBEP/CM_MGW_RT/004", str(exc))
         except FilterError as exc:
             return self._error(400, "/IWBEP/CM_MGW_RT/022", f"Invalid filter expression: {exc}")
-        return self._after(request, response)
+        return self.fault_queue.after(request, response, self.odata_version)
 
     def _service(self, path: str) -> tuple[str, str] | None:
         for service, root in SERVICE_PATHS[self.odata_version].items():
@@ -462,64 +443,6 @@ class FakeSAP:
         response.extensions["collection"] = True
         return response
 
-    def _after(self, request: httpx.Request, response: httpx.Response) -> httpx.Response:
-        """Faults that bend a successful answer: repeated page, foreign next link, bad JSON, warnings."""
-        path = request.url.path
-        if response.extensions.get("collection"):
-            if path in self._last_collection and self._take_fault(request, ("repeat_page",)) is not None:
-                response = httpx.Response(200, content=self._last_collection[path], headers=response.headers)
-            elif self._take_fault(request, ("foreign_next",)) is not None:
-                response = _json(_with_foreign_next(response, self.odata_version, request))
-            self._last_collection[path] = response.content
-        if response.status_code == 200 and self._take_fault(request, ("malformed_json",)) is not None:
-            response = httpx.Response(
-                200, content=response.content[: len(response.content) // 2], headers=response.headers
-            )
-        warning = self._take_fault(request, ("sap_message",))
-        if warning is not None:
-            response.headers["sap-message"] = dumps(
-                {
-                    "code": "ZFAKE/001",
-                    "message": warning.message or "Fake warning",
-                    "severity": "warning",
-                    "target": "",
-                    "details": [],
-                }
-            ).decode()
-        return response
-
-    # Faults, auth, errors --------------------------------------------------------------------
-    def _take_fault(self, request: httpx.Request, kinds: tuple[FaultKind, ...]) -> Fault | None:
-        for fault in self.faults:
-            if fault.kind not in kinds or fault.times <= 0:
-                continue
-            if fault.entity_set is not None and f"/{fault.entity_set}" not in request.url.path:
-                continue
-            if fault.after > 0:
-                fault.after -= 1
-                return None
-            fault.times -= 1
-            if fault.times == 0:
-                self.faults.remove(fault)
-            return fault
-        return None
-
-    def _fail(self, request: httpx.Request, fault: Fault) -> httpx.Response:
-        if fault.kind == "timeout":
-            raise httpx.ReadTimeout("fake SAP: read timed out", request=request)
-        if fault.kind == "rate_limit":
-            headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
-            body = {
-                "fault": {
-                    "faultstring": "Rate limit quota violation. Quota limit exceeded.",
-                    "detail": {"errorcode": "policies.ratelimit.QuotaViolation"},
-                }
-            }
-            return httpx.Response(
-                429, content=dumps(body), headers={"content-type": "application/json", **headers}
-            )
-        return self._error(fault.status, "/IWFND/CM_BEC/026", fault.message or "Backend system unavailable")
-
     def _error(
         self, status: int, code: str, message: str, headers: dict[str, str] | None = None
     ) -> httpx.Response:
@@ -527,64 +450,6 @@ class FakeSAP:
             status,
             content=error_body(self.odata_version, code, message),
             headers={"content-type": "application/json", **(headers or {})},
-        )
-
-    def _check_auth(self, request: httpx.Request) -> httpx.Response | None:
-        client = request.url.params.get("sap-client")
-        if client is None:
-            self.requests_without_client += 1
-        if self.sap_client is not None and client != self.sap_client:
-            return _logon_failed(f"Logon failed: client {client or '000 (default)'} does not know this user")
-        header = request.headers.get("authorization", "")
-        if self.auth == "basic":
-            expected = base64.b64encode(f"{self.username}:{self.password}".encode()).decode()
-            if header != f"Basic {expected}":
-                return _logon_failed("Logon failed")
-        elif self.auth == "oauth":
-            token = header[7:] if header.lower().startswith("bearer ") else ""
-            expires = self._tokens.get(token)
-            if expires is None or expires <= self.clock.now():
-                return _logon_failed("invalid_token", bearer=True)
-        elif self.auth == "apikey" and request.headers.get("APIKey") != self.api_key:
-            return httpx.Response(
-                401,
-                content=dumps(
-                    {
-                        "fault": {
-                            "faultstring": "Invalid ApiKey",
-                            "detail": {"errorcode": "oauth.v2.InvalidApiKey"},
-                        }
-                    }
-                ),
-                headers={"content-type": "application/json"},
-            )
-        return None
-
-    def _token(self, request: httpx.Request) -> httpx.Response:
-        form = urllib.parse.parse_qs(request.content.decode())
-        client_id = (form.get("client_id") or [""])[0]
-        client_secret = (form.get("client_secret") or [""])[0]
-        header = request.headers.get("authorization", "")
-        if header.lower().startswith("basic "):
-            decoded = base64.b64decode(header[6:]).decode()
-            client_id, _, client_secret = decoded.partition(":")
-        if request.method != "POST" or (form.get("grant_type") or [""])[0] != "client_credentials":
-            return httpx.Response(400, json={"error": "unsupported_grant_type"})
-        if client_id != self.client_id or client_secret != self.client_secret:
-            return httpx.Response(
-                401, json={"error": "invalid_client", "error_description": "Bad credentials"}
-            )
-        token = secrets.token_urlsafe(24)
-        self._tokens[token] = self.clock.now() + timedelta(seconds=self.token_ttl_s)
-        self.tokens_issued += 1
-        return httpx.Response(
-            200,
-            json={
-                "access_token": token,
-                "token_type": "bearer",
-                "expires_in": self.token_ttl_s,
-                "scope": "uaa.resource",
-            },
         )
 
 
@@ -683,14 +548,6 @@ def _json(payload: Any, encode: Callable[[Any], Any] = str) -> httpx.Response:
     return httpx.Response(200, content=dumps(payload, encode), headers={"content-type": "application/json"})
 
 
-def _logon_failed(reason: str, *, bearer: bool = False) -> httpx.Response:
-    challenge = f'Bearer error="{reason}"' if bearer else 'Basic realm="SAP NetWeaver Application Server"'
-    html = f"<html><head><title>Logon Error Message</title></head><body>{reason}</body></html>"
-    return httpx.Response(
-        401, text=html, headers={"content-type": "text/html", "www-authenticate": challenge}
-    )
-
-
 def _next_link(request: httpx.Request, offset: int, remaining: int | None) -> str:
     kept = [
         (k, v)
@@ -702,13 +559,3 @@ def _next_link(request: httpx.Request, offset: int, remaining: int | None) -> st
     kept.append(("$skiptoken", str(offset)))
     query = urllib.parse.urlencode(kept, safe="$',()/:")
     return f"{request.url.scheme}://{request.url.netloc.decode()}{request.url.path}?{query}"
-
-
-def _with_foreign_next(response: httpx.Response, version: Version, request: httpx.Request) -> Any:
-    payload = json.loads(response.content)
-    link = f"{FOREIGN_HOST}{request.url.path}?$skiptoken=1000"
-    if version == "v2":
-        payload["d"]["__next"] = link
-    else:
-        payload["@odata.nextLink"] = link
-    return payload
