@@ -141,7 +141,13 @@ class FakeAcumatica:
         self._gen = DataGen(seed)
         end = as_of or self.clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
         self.as_of = end.astimezone(UTC)
-        self._generate(customers, vendors, invoices, sales_orders, bills, cases, history_days)
+        collecting = gc.isenabled()
+        gc.disable()  # bulk creation of acyclic data: cyclic GC passes would only slow it down
+        try:
+            self._generate(customers, vendors, invoices, sales_orders, bills, cases, history_days)
+        finally:
+            if collecting:
+                gc.enable()
         if customers + vendors + invoices + sales_orders + bills + cases > _FREEZE_ABOVE:
             gc.freeze()  # keep the big, long-lived data out of later GC passes: pages stay fast
 
