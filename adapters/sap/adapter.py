@@ -216,18 +216,25 @@ class SAPAdapter:
         records: list[Record] = []
         problems: list[RecordProblem] = []
         newest: datetime | None = None
+        zone = self.rules.time_zone
         for row in rows:
-            key = _key(row, definition.key)
-            stamp = _stamp_of(row, definition, self.catalog, self.rules.time_zone)
-            if stamp is not None and (newest is None or stamp > newest):
-                newest = stamp
+            entity = None
             try:
                 if not isinstance(row, dict):
                     raise MalformedValue(f"expected an entity object, got {type(row).__name__}")
-                mapped = mapper(decode_entity(row, entity_type, self.catalog), definition, self.rules)
+                entity = decode_entity(row, entity_type, self.catalog)
+                mapped = mapper(entity, definition, self.rules)
             except ValueError as exc:  # MalformedValue, MappingError, a record's own validation
-                problems.append(RecordProblem(definition.name, key, str(exc)))
-                continue
+                problems.append(RecordProblem(definition.name, _key(row, definition.key), str(exc)))
+                mapped = ()
+            # The stamp counts for the watermark even when the record itself was skipped.
+            stamp = (
+                modified_at(entity, definition, zone)
+                if entity is not None
+                else _stamp_of(row, definition, self.catalog, zone)
+            )
+            if stamp is not None and (newest is None or stamp > newest):
+                newest = stamp
             if isinstance(mapped, Sequence):
                 records.extend(mapped)
             else:

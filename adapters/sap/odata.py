@@ -109,23 +109,23 @@ def parse_error(content: bytes) -> ODataErrorInfo | None:
     )
 
 
-def _is_annotation(name: str) -> bool:
-    return name == "__metadata" or name.startswith("@") or "@odata." in name
-
-
 def decode_entity(row: dict[str, Any], entity: EntityType, catalog: Catalog) -> Entity:
     """One entity in the version-neutral shape. Raises MalformedValue naming the bad field."""
     out: Entity = {}
+    fields, navigation = entity.fields, entity.navigation
     for name, value in row.items():
-        if _is_annotation(name):
+        if "@" in name or name == "__metadata":  # annotations: __metadata, @odata.etag, Field@odata.type
             continue
-        target = entity.navigation.get(name)
+        ftype = fields.get(name)
+        if ftype is not None and (value is None or (ftype == "string" and type(value) is str)):
+            out[name] = value  # the common case, without a decoder call
+            continue
+        target = navigation.get(name)
         if target is not None:
             decoded = _decode_navigation(name, value, catalog.entity(target), catalog)
             if decoded is not _DEFERRED:
                 out[name] = decoded
             continue
-        ftype = entity.fields.get(name)
         if ftype is None:
             if isinstance(value, dict) and "__deferred" in value:
                 continue

@@ -146,12 +146,18 @@ def combine(day: date | None, at: time | None, zone: tzinfo = UTC) -> datetime |
     return datetime.combine(day, at or time(0), tzinfo=zone).astimezone(UTC)
 
 
+_PLAIN = frozenset({str, bool, int, type(None)})
+
+
 def jsonable(value: Any) -> Any:
     """Decoded values back to JSON-safe ones (for the raw record): ISO strings, decimal strings."""
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [jsonable(v) for v in value]
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {k: v if type(v) in _PLAIN else jsonable(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _PLAIN else jsonable(v) for v in value]
     if isinstance(value, datetime):
         return value.astimezone(UTC).isoformat()
     if isinstance(value, (date, time)):
