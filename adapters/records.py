@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal
@@ -153,6 +153,8 @@ Record = PartyRecord | DocumentRecord | CaseRecord
 
 
 def _jsonable(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Decimal):
         return format(value.normalize(), "f") if value == value else "NaN"
     if isinstance(value, datetime):
@@ -167,9 +169,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def content_hash(record: Record) -> str:
-    """SHA-256 of the mapped content. Ignores ``raw`` (it carries volatile row numbers and links)."""
-    data = asdict(record)
-    data.pop("raw", None)
+    """SHA-256 of the mapped content. Ignores ``raw`` (it carries volatile row numbers and links).
+
+    Reads the fields directly instead of ``asdict``, which would deep-copy ``raw`` only to drop it
+    (that copy was a third of a full sync's time); the hash is the same.
+    """
+    data = {f.name: getattr(record, f.name) for f in fields(record) if f.name != "raw"}
     payload = json.dumps(_jsonable(data), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()
 

@@ -1,0 +1,408 @@
+"""``scripts/bench_sync``: how fast the sync job is, end to end over real HTTP.
+
+The fake Acumatica runs in a child process (its own CPU, like a real ERP) and serves on
+loopback. For SQLite and for PostgreSQL (a scratch database that is created and dropped) the
+benchmark measures a full sync, a no-change incremental sync and an incremental sync after 1% of
+the records changed; then a baseline that upserts the same records row by row through the ORM
+(select by key, add or update, flush per row, commit per page). It prints a table and, last, one
+line of JSON with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, SQLModel, select
+
+from adapters.records import CaseRecord, DocumentRecord, PartyRecord, Record
+from connector.clock import SystemClock
+from connector.db.engine import create_db_engine
+from connector.db.migrate import upgrade_to_head
+from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
+from connector.db.upsert import _row_for  # the store's own row shape, so both paths write the same
+from connector.memory import Memory
+from connector.settings import Settings, SyncSettings, TenantSettings
+from connector.sync.runner import SyncRunner
+
+STREAMS = ("Customer", "Invoice", "SalesOrder")
+ENTITY_COUNT_ARGS = {"Customer": "customers", "Invoice": "invoices", "SalesOrder": "sales_orders"}
+DEFAULT_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+# The fake in a child process -------------------------------------------------------------------
+class _Controlled:
+    """The fake plus a few ``/__bench/*`` control paths the benchmark uses between runs."""
+
+    def __init__(self, fake: Any) -> None:
+        self.fake = fake
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        if not request.url.path.startswith("/__bench/"):
+            return self.fake.handle(request)  # type: ignore[no-any-return]
+        action = request.url.path.rsplit("/", 1)[-1]
+        if action == "reset":
+            self.fake.reset_log()
+            return httpx.Response(200, json={})
+        if action == "lists":
+            return httpx.Response(200, json={e: len(self.fake.list_requests(e)) for e in STREAMS})
+        if action == "touch":  # stamp every n-th record of an entity: a realistic scattered change
+            entity = request.url.params["entity"]
+            count = int(request.url.params["count"])
+            keys = self.fake.keys(entity)
+            step = max(1, len(keys) // max(count, 1))
+            chosen = keys[::step][:count]
+            self.fake.stamp(entity, chosen, datetime.now(UTC))
+            return httpx.Response(200, json={"stamped": len(chosen)})
+        return httpx.Response(404, json={"error": action})
+
+
+def _serve_fake(sizes: dict[str, Any], seed: int, conn: Any) -> None:  # pragma: no cover - child process
+    from connector.testing.acumatica import FakeAcumatica
+    from connector.testing.server import serve
+
+    fake = FakeAcumatica(seed=seed, clock=SystemClock(), **sizes)
+    server = serve(_Controlled(fake))
+    conn.send({"url": server.url, "credentials": fake.credentials()})
+    conn.recv()  # blocks until the parent says stop
+    server.stop()
+
+
+@dataclass
+class FakeProcess:
+    url: str
+    credentials: dict[str, str]
+    process: multiprocessing.process.BaseProcess
+    conn: Any
+
+    def control(self, action: str, **params: Any) -> Any:
+        return httpx.post(f"{self.url}/__bench/{action}", params=params, timeout=600).json()
+
+    def stop(self) -> None:
+        self.conn.send("stop")
+        self.process.join(30)
+
+
+def start_fake(customers: int, documents: int, seed: int = 11) -> FakeProcess:
+    sizes: dict[str, Any] = {
+        "customers": customers,
+        "invoices": documents * 3 // 5,
+        "sales_orders": documents - documents * 3 // 5,
+        "vendors": 0,
+        "bills": 0,
+        "cases": 0,
+    }
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    process = ctx.Process(target=_serve_fake, args=(sizes, seed, child), daemon=True)
+    process.start()
+    hello = parent.recv()
+    return FakeProcess(hello["url"], hello["credentials"], process, parent)
+
+
+def tenant_for(fake: FakeProcess, page_size: int) -> TenantSettings:
+    c = fake.credentials
+    return TenantSettings(
+        name="bench",
+        kind="acumatica",
+        base_url=fake.url,
+        username=c["username"],
+        password=c["password"],
+        company=c["company"],
+        branch=c["branch"],
+        page_size=page_size,
+        streams=list(STREAMS),
+    )
+
+
+# Measurements -----------------------------------------------------------------------------------
+@dataclass
+class Timed:
+    seconds: float
+    records: int
+    written: int
+    requests: dict[str, int]
+
+
+def timed_sync(memory: Memory, *, full: bool = False) -> Timed:
+    start = time.perf_counter()
+    report = SyncRunner(memory).run(full=full)
+    seconds = time.perf_counter() - start
+    problem = report.first_problem()
+    if problem is not None:
+        raise SystemExit(f"bench_sync: {problem.stream} {problem.status}: {problem.error}")
+    return Timed(
+        seconds,
+        sum(r.records_read for r in report.results),
+        sum(r.inserted + r.updated for r in report.results),
+        {r.stream: r.requests for r in report.results},
+    )
+
+
+_MODELS: dict[type, type[SQLModel]] = {PartyRecord: Party, DocumentRecord: Document, CaseRecord: CrmCase}
+
+
+def _records(memory: Memory, tenant: TenantSettings, limit: int) -> Iterator[list[Record]]:
+    from adapters.factory import open_adapter
+
+    per_stream = max(1, limit // len(STREAMS))
+    with open_adapter(tenant, sync=SyncSettings(), clock=memory.clock) as adapter:
+        for stream in STREAMS:
+            taken = 0
+            for page in adapter.read(stream, None, None):
+                batch = page.records[: per_stream - taken]
+                taken += len(batch)
+                yield batch
+                if taken >= per_stream:
+                    break
+
+
+def row_by_row(memory: Memory, tenant: TenantSettings, limit: int) -> Timed:
+    """The naive way: one SELECT by key and one INSERT/UPDATE (plus children) per record."""
+    start = time.perf_counter()
+    count = 0
+    with Session(memory.engine) as session:
+        for batch in _records(memory, tenant, limit):
+            for record in batch:
+                model = _MODELS[type(record)]
+                row = _row_for(record, memory.clock.now())
+                key_field = "kind" if model is Party else "doc_type" if model is Document else None
+                query = select(model).where(
+                    model.tenant == record.tenant,  # type: ignore[attr-defined]
+                    model.external_id == record.external_id,  # type: ignore[attr-defined]
+                )
+                if key_field:
+                    query = query.where(getattr(model, key_field) == row[key_field])
+                existing = session.exec(query).first()
+                if existing is None:
+                    session.add(model(**row))
+                else:
+                    for name, value in row.items():
+                        setattr(existing, name, value)
+                if isinstance(record, PartyRecord):
+                    _add_children(session, record)
+                session.flush()
+                count += 1
+            session.commit()
+    return Timed(time.perf_counter() - start, count, count, {})
+
+
+def _add_children(session: Session, party: PartyRecord) -> None:
+    owner: dict[str, Any] = {
+        "tenant": party.tenant,
+        "party_kind": party.kind,
+        "party_external_id": party.external_id,
+    }
+    for i, c in enumerate(party.contacts):
+        session.add(PartyContact(**owner, ordinal=i, role=c.role, name=c.name, email=c.email, phone=c.phone))
+    for i, a in enumerate(party.addresses):
+        session.add(
+            PartyAddress(
+                **owner,
+                ordinal=i,
+                role=a.role,
+                line1=a.line1,
+                line2=a.line2,
+                city=a.city,
+                region=a.region,
+                postal_code=a.postal_code,
+                country=a.country,
+            )
+        )
+    for name, value in party.attributes.items():
+        session.add(PartyAttribute(**owner, name=name, value=value))
+
+
+def bench_backend(
+    label: str, engine: Engine, fake: FakeProcess, args: argparse.Namespace, rows: list[list[str]]
+) -> dict[str, Any]:
+    tenant = tenant_for(fake, args.page_size)
+    memory = Memory(Settings(tenants=[tenant]), clock=SystemClock(), engine=engine, llm=None)
+    full = timed_sync(memory)
+    rows.append(
+        [
+            label,
+            "full sync",
+            f"{full.records:,}",
+            f"{full.seconds:.1f}",
+            f"{full.records / full.seconds:,.0f}",
+        ]
+    )
+    fake.control("reset")
+    noop = timed_sync(memory)
+    lists = fake.control("lists")
+    rows.append(
+        [label, "no-change incremental", f"{noop.records:,}", f"{noop.seconds:.2f}", f"lists {lists}"]
+    )
+    changed = 0
+    for stream in STREAMS:
+        changed += fake.control("touch", entity=stream, count=max(1, _size(args, stream) // 100))["stamped"]
+    one = timed_sync(memory)
+    rows.append(
+        [
+            label,
+            f"1% changed ({changed:,})",
+            f"{one.records:,}",
+            f"{one.seconds:.2f}",
+            f"written {one.written:,}",
+        ]
+    )
+    base_engine = scratch_like(engine, label)
+    try:
+        base_memory = Memory(Settings(tenants=[tenant]), clock=SystemClock(), engine=base_engine, llm=None)
+        base = row_by_row(base_memory, tenant, args.baseline_records)
+    finally:
+        base_engine.dispose()
+    rows.append(
+        [
+            label,
+            "row-by-row ORM baseline",
+            f"{base.records:,}",
+            f"{base.seconds:.1f}",
+            f"{base.records / base.seconds:,.0f}",
+        ]
+    )
+    return {
+        "full_records_per_s": full.records / full.seconds,
+        "full_s": full.seconds,
+        "full_records": full.records,
+        "noop_s": noop.seconds,
+        "noop_lists": lists,
+        "one_percent_changed": changed,
+        "one_percent_rows_written": one.written,
+        "one_percent_s": one.seconds,
+        "row_by_row_records_per_s": base.records / base.seconds,
+    }
+
+
+def _size(args: argparse.Namespace, stream: str) -> int:
+    if stream == "Customer":
+        return int(args.customers)
+    invoices = args.documents * 3 // 5
+    return int(invoices if stream == "Invoice" else args.documents - invoices)
+
+
+# Stores -----------------------------------------------------------------------------------------
+_scratch: list[tuple[Engine, str]] = []  # (admin engine, database) to drop at the end
+
+
+def sqlite_store(directory: str, name: str) -> Engine:
+    engine = create_db_engine(f"sqlite:///{os.path.join(directory, name)}")
+    upgrade_to_head(engine)
+    return engine
+
+
+def pg_store(admin_url: str) -> Engine:
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    name = f"bench_sync_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    _scratch.append((admin, name))
+    engine = create_db_engine(
+        sa.engine.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    )
+    upgrade_to_head(engine)
+    return engine
+
+
+def scratch_like(engine: Engine, label: str) -> Engine:
+    if engine.dialect.name == "sqlite":
+        directory = os.path.dirname(engine.url.database or ".")
+        return sqlite_store(directory, f"baseline-{uuid.uuid4().hex[:6]}.sqlite3")
+    admin_url = _scratch[0][0].url.render_as_string(hide_password=False)
+    return pg_store(admin_url)
+
+
+def drop_scratch() -> None:
+    for admin, name in _scratch:
+        with admin.connect() as conn:
+            conn.execute(
+                sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"),
+                {"n": name},
+            )
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+        admin.dispose()
+    _scratch.clear()
+
+
+# Entry point ------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_sync", description=__doc__)
+    parser.add_argument("--customers", type=int, default=100_000)
+    parser.add_argument("--documents", type=int, default=200_000)
+    parser.add_argument("--page-size", type=int, default=1000)
+    parser.add_argument(
+        "--baseline-records", type=int, default=15_000, help="records for the row-by-row baseline"
+    )
+    parser.add_argument("--pg-admin-url", default=os.environ.get("CONNECTOR_BENCH_PG_URL", DEFAULT_PG_ADMIN))
+    parser.add_argument("--skip-postgres", action="store_true")
+    parser.add_argument("--workdir", default=None, help="where the SQLite files go (default: a temp dir)")
+    args = parser.parse_args(argv)
+
+    import tempfile
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="bench_sync_")
+    started = time.perf_counter()
+    fake = start_fake(args.customers, args.documents)
+    print(
+        f"fake Acumatica with {args.customers:,} customers and {args.documents:,} documents "
+        f"ready in {time.perf_counter() - started:.1f}s at {fake.url}",
+        file=sys.stderr,
+    )
+    rows: list[list[str]] = []
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        results["sqlite"] = bench_backend("sqlite", sqlite_store(workdir, "bench.sqlite3"), fake, args, rows)
+        if not args.skip_postgres:
+            results["postgres"] = bench_backend("postgres", pg_store(args.pg_admin_url), fake, args, rows)
+    finally:
+        fake.stop()
+        drop_scratch()
+    _print_table(rows)
+    pg = results.get("postgres")
+    lite = results["sqlite"]
+    main_run = pg or lite
+    summary = {
+        "customers": args.customers,
+        "documents": args.documents,
+        "full_pg_records_per_s": round(pg["full_records_per_s"]) if pg else None,
+        "full_sqlite_records_per_s": round(lite["full_records_per_s"]),
+        "row_by_row_pg_records_per_s": round(pg["row_by_row_records_per_s"]) if pg else None,
+        "row_by_row_sqlite_records_per_s": round(lite["row_by_row_records_per_s"]),
+        "speedup_vs_row_by_row": round(
+            main_run["full_records_per_s"] / main_run["row_by_row_records_per_s"], 1
+        ),
+        "noop_incremental_s": round(main_run["noop_s"], 3),
+        "noop_incremental_sqlite_s": round(lite["noop_s"], 3),
+        "noop_list_requests_per_stream": main_run["noop_lists"],
+        "one_percent_changed": main_run["one_percent_changed"],
+        "one_percent_rows_written": main_run["one_percent_rows_written"],
+        "one_percent_incremental_s": round(main_run["one_percent_s"], 3),
+        "full_pg_s": round(pg["full_s"], 1) if pg else None,
+        "full_sqlite_s": round(lite["full_s"], 1),
+    }
+    print(json.dumps(summary, sort_keys=True))
+    return 0
+
+
+def _print_table(rows: list[list[str]]) -> None:
+    header = ["store", "run", "records", "seconds", "rate / detail"]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, ["-" * w for w in widths], *rows]:
+        print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
