@@ -10,8 +10,11 @@ cl100k_base is the GPT-4 / GPT-3.5 encoding. For o200k models (gpt-4o family) it
 conservative stand-in: o200k has twice the vocabulary and produces at most about as many tokens on
 English and ERP text, so a context that fits in cl100k tokens fits the model's budget too.
 
-``context.tokenizer = "estimate"`` selects a documented conservative estimator instead (one token
-per 3 UTF-8 bytes, rounded up), for installations that must not load the 1.7 MB encoding.
+``context.tokenizer = "estimate"`` selects a conservative estimator instead, for installations
+that must not load the 1.7 MB encoding: one token per 4 UTF-8 bytes, plus one per group of up to
+three digits, per punctuation mark and per non-ASCII character (the pieces BPE never merges
+across). It over-counts English prose by about half and ids, amounts and JSON by more, so a
+context it fits always fits.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import base64
 import hashlib
 import importlib.util
 import math
+import re
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -49,14 +53,32 @@ class TokenCounter(Protocol):
 
     def count(self, text: str) -> int: ...
 
+    def prefix(self, text: str, tokens: int) -> str:
+        """The longest start of ``text`` of at most ``tokens`` tokens (approximately for estimates)."""
+        ...
+
+
+_DIGIT_GROUPS = re.compile(r"\d{1,3}")
+_MARKS = re.compile(r"[^\w\s]|[^\x00-\x7f]")
+
 
 class EstimateCounter:
-    """One token per 3 UTF-8 bytes, rounded up: above the real count for English and ERP ids."""
+    """A conservative estimate (see the module docstring): never below cl100k's count on our text."""
 
-    name = "estimate-3-bytes"
+    name = "estimate"
 
     def count(self, text: str) -> int:
-        return math.ceil(len(text.encode("utf-8")) / 3)
+        pieces = len(_DIGIT_GROUPS.findall(text)) + len(_MARKS.findall(text))
+        return math.ceil(len(text.encode("utf-8")) / 4) + pieces
+
+    def prefix(self, text: str, tokens: int) -> str:
+        if tokens <= 0:
+            return ""
+        total = self.count(text)
+        cut = text if total <= tokens else text[: len(text) * tokens // total]
+        while cut and self.count(cut) > tokens:
+            cut = cut[: len(cut) * 9 // 10]
+        return cut
 
 
 class TiktokenCounter:
@@ -89,6 +111,10 @@ class TiktokenCounter:
     def count(self, text: str) -> int:
         # Special-token text inside data is counted as ordinary text, never rejected.
         return len(self._encoding.encode_ordinary(text))
+
+    def prefix(self, text: str, tokens: int) -> str:
+        kept = self._encoding.encode_ordinary(text)[: max(0, tokens)]
+        return self._encoding.decode(kept).rstrip("\ufffd")  # no half character at the cut
 
 
 def cl100k_file() -> Path:

@@ -114,3 +114,10 @@ def test_a_huge_turn_is_truncated_not_dropped(full_memory: Memory) -> None:
     newest = result.section("recent_turns").items[-1]
     assert newest.truncated and newest.text.endswith("…[truncated]")
     assert result.token_count <= 1200
+
+
+def test_the_estimating_tokenizer_also_keeps_the_real_count_in_budget(full_memory: Memory) -> None:
+    full_memory.settings.context.tokenizer = "estimate"
+    result = build(full_memory, token_budget=1000)
+    assert result.tokenizer == "estimate"
+    assert count_tokens(result.text) <= result.token_count <= 1000

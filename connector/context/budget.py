@@ -81,18 +81,17 @@ class Costs:
         if head_cost + MIN_TRUNCATED // 2 > room:
             return None
         body = c.body[: self.max_chars]
-        low, high = 0, len(body)
-        best: tuple[str, int] | None = None
-        # Binary search on characters: token counts grow monotonically with a text's prefix length.
-        while low <= high:
-            mid = (low + high) // 2
-            text = c.render(body[:mid].rstrip() + TRUNCATION_MARK)
+        target = room - head_cost - self.count(TRUNCATION_MARK)
+        # Cut the body by tokens, then correct for what quoting adds (a few passes at most).
+        for _ in range(4):
+            if target <= 0:
+                return None
+            text = c.render(self.counter.prefix(body, target).rstrip() + TRUNCATION_MARK)
             cost = self.count(text)
             if cost <= room:
-                best, low = (text, cost), mid + 1
-            else:
-                high = mid - 1
-        return best
+                return text, cost
+            target -= cost - room
+        return None
 
 
 def allocate(

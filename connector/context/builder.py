@@ -123,6 +123,7 @@ class ContextBuilder:
 
         step = time.perf_counter()
         day = today.date()
+        summary, older_lines = cand.summary_items(state, budget * 12) if state else ([], 0)
         candidates: dict[str, list[cand.Candidate]] = {
             "today": [cand.today_item(today)],
             "erp_facts": cand.erp_items(facts, scope.tenant, docs, day),
@@ -130,10 +131,10 @@ class ContextBuilder:
             "pinned": cand.pinned_items(sid or "", state.pinned, query_clean.text) if state else [],
             "learned_facts": cand.fact_items(learned),
             "past_cases": cand.case_items(hits),
-            "summary": cand.summary_items(state) if state else [],
+            "summary": summary,
             "recent_turns": cand.turn_items(state) if state else [],
         }
-        result = self._fit(scope, sid, today, erp_as_of, state, candidates, warnings, budget)
+        result = self._fit(scope, sid, today, erp_as_of, state, candidates, warnings, budget, older_lines)
         timings["budget_render"] = _ms(step)
         timings["total"] = _ms(started)
         return ContextResult(**result, timings_ms=timings)
@@ -227,6 +228,7 @@ class ContextBuilder:
         candidates: dict[str, list[cand.Candidate]],
         warnings: list[str],
         budget: int,
+        older_summary_lines: int,
     ) -> dict[str, Any]:
         cfg = self.memory.settings.context
         counter = token_counter(cfg.tokenizer)
@@ -282,7 +284,7 @@ class ContextBuilder:
                     title=SECTION_TITLES[s],
                     items=items,
                     tokens=sum(i.tokens for i in items),
-                    dropped=allocation.dropped.get(s, 0),
+                    dropped=allocation.dropped.get(s, 0) + (older_summary_lines if s == "summary" else 0),
                     cap=allocation.caps.get(s, 0),
                     borrowed=allocation.borrowed.get(s, 0),
                 )

@@ -245,20 +245,29 @@ def case_items(hits: Sequence[Any]) -> list[Candidate]:
     return items
 
 
-def summary_items(state: SessionState) -> list[Candidate]:
-    """A non-LLM summary is split into its lines (newest kept longest); an LLM summary is one item."""
+def summary_items(state: SessionState, max_chars: int) -> tuple[list[Candidate], int]:
+    """A non-LLM summary is split into its lines (newest kept longest); an LLM summary is one item.
+
+    Only the newest lines that could fit at all (``max_chars`` in total) become candidates; the
+    second value counts the older lines left out.
+    """
     if not state.summary:
-        return []
+        return [], 0
     sid = state.info.session_id
     source = f"summary:{sid}@{state.summary_upto_seq}"
-    if state.summary_mode == "non-llm":
-        lines = [line for line in state.summary.split("\n")[1:] if line.strip()]
-        n = len(lines)
-        return [
-            Candidate("summary", f"{source}/{i + 1}", "", line, rank=n - 1 - i, order=i)
-            for i, line in enumerate(lines)
-        ]
-    return [Candidate("summary", source, "", state.summary)]
+    if state.summary_mode != "non-llm":
+        return [Candidate("summary", source, "", state.summary)], 0
+    lines = [line for line in state.summary.split("\n")[1:] if line.strip()]
+    first, total = len(lines), 0
+    while first > 0 and total + len(lines[first - 1]) <= max_chars:
+        first -= 1
+        total += len(lines[first])
+    n = len(lines)
+    items = [
+        Candidate("summary", f"{source}/{i + 1}", "", lines[i], rank=n - 1 - i, order=i)
+        for i in range(first, n)
+    ]
+    return items, first
 
 
 def _turn_head(turn: Turn) -> str:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
+from connector.context.quote import unsafe_chars
 from connector.errors import ConnectorError
 
 _WHITESPACE = re.compile(r"\s+")
@@ -26,11 +26,11 @@ def clean_query(query: object, max_chars: int) -> CleanQuery:
     if not isinstance(query, str):
         raise ContextInputError(f"query must be text, got {type(query).__name__}")
     warnings: list[str] = []
-    removed = sum(1 for ch in query if unicodedata.category(ch) in ("Cc", "Cf") and not ch.isspace())
+    text = _WHITESPACE.sub(" ", query)  # newlines and tabs are whitespace, not control characters
+    text, removed = unsafe_chars().subn("", text)
     if removed:
-        query = "".join(ch for ch in query if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf"))
         warnings.append(f"{removed} control characters were removed from the query")
-    text = _WHITESPACE.sub(" ", query).strip()
+    text = _WHITESPACE.sub(" ", text).strip()
     if len(text) > max_chars:
         cut = text[:max_chars].rsplit(" ", 1)[0] or text[:max_chars]
         warnings.append(

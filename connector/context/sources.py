@@ -54,33 +54,41 @@ class OpenDocument:
         return (today - self.due_date).days if self.due_date and self.due_date < today else 0
 
 
+# Statements are built once; each read only binds its parameters.
+_TENANT: Any = sa.bindparam("tenant")
+_CUSTOMER: Any = sa.bindparam("customer")
+_PARTY = sa.select(party_t).where(
+    party_t.c.tenant == _TENANT,
+    party_t.c.kind == CUSTOMER,
+    party_t.c.external_id == _CUSTOMER,
+    party_t.c.deleted_at.is_(None),
+)
+
+
+def _children(table: sa.Table, *order: Any) -> Any:
+    owner = (
+        table.c.tenant == _TENANT,
+        table.c.party_kind == CUSTOMER,
+        table.c.party_external_id == _CUSTOMER,
+    )
+    return sa.select(table).where(*owner).order_by(*order)
+
+
+_CONTACTS = _children(contact_t, contact_t.c.ordinal, contact_t.c.id)
+_ADDRESSES = _children(address_t, address_t.c.ordinal, address_t.c.id)
+_ATTRIBUTES = _children(attribute_t, attribute_t.c.name)
+
+
 def load_customer(conn: Connection, tenant: str, customer_id: str) -> CustomerFacts | None:
-    party = conn.execute(
-        sa.select(party_t).where(
-            party_t.c.tenant == tenant,
-            party_t.c.kind == CUSTOMER,
-            party_t.c.external_id == customer_id,
-            party_t.c.deleted_at.is_(None),
-        )
-    ).one_or_none()
+    params = {"tenant": tenant, "customer": customer_id}
+    party = conn.execute(_PARTY, params).one_or_none()
     if party is None:
         return None
-    owner = (tenant, CUSTOMER, customer_id)
-
-    def children(table: sa.Table, *order: Any) -> tuple[Any, ...]:
-        cond = [
-            table.c.tenant == owner[0],
-            table.c.party_kind == owner[1],
-            table.c.party_external_id == owner[2],
-        ]
-        return tuple(conn.execute(sa.select(table).where(*cond).order_by(*order)))
-
-    attributes = children(attribute_t, attribute_t.c.name)
     return CustomerFacts(
         party=party,
-        contacts=children(contact_t, contact_t.c.ordinal, contact_t.c.id),
-        addresses=children(address_t, address_t.c.ordinal, address_t.c.id),
-        attributes=tuple((a.name, a.value) for a in attributes),
+        contacts=tuple(conn.execute(_CONTACTS, params)),
+        addresses=tuple(conn.execute(_ADDRESSES, params)),
+        attributes=tuple((a.name, a.value) for a in conn.execute(_ATTRIBUTES, params)),
     )
 
 
@@ -109,31 +117,34 @@ def close_matches(conn: Connection, tenant: str, customer_id: str, limit: int = 
     return found[:limit]
 
 
+_OPEN_DOCUMENTS = (
+    sa.select(
+        document_t.c.doc_type, document_t.c.external_id, document_t.c.number, document_t.c.status,
+        document_t.c.currency, document_t.c.amount, document_t.c.balance, document_t.c.doc_date,
+        document_t.c.due_date, document_t.c.description, document_t.c.customer_ref,
+    )
+    .where(
+        document_t.c.tenant == _TENANT,
+        document_t.c.party_kind == CUSTOMER,
+        document_t.c.party_external_id == _CUSTOMER,
+        document_t.c.is_open.is_(True),
+        document_t.c.deleted_at.is_(None),
+    )
+    .order_by(document_t.c.due_date, document_t.c.number, document_t.c.doc_type, document_t.c.external_id)
+    .limit(MAX_OPEN_DOCUMENTS_READ)
+)  # fmt: skip
+_STREAMS = (
+    sa.select(sync_state_t.c.stream, sync_state_t.c.updated_at)
+    .where(sync_state_t.c.tenant == _TENANT, sync_state_t.c.updated_at.is_not(None))
+    .order_by(sync_state_t.c.stream)
+)
+
+
 def open_documents(conn: Connection, tenant: str, customer_id: str) -> list[OpenDocument]:
-    rows = conn.execute(
-        sa.select(
-            document_t.c.doc_type, document_t.c.external_id, document_t.c.number, document_t.c.status,
-            document_t.c.currency, document_t.c.amount, document_t.c.balance, document_t.c.doc_date,
-            document_t.c.due_date, document_t.c.description, document_t.c.customer_ref,
-        )
-        .where(
-            document_t.c.tenant == tenant,
-            document_t.c.party_kind == CUSTOMER,
-            document_t.c.party_external_id == customer_id,
-            document_t.c.is_open.is_(True),
-            document_t.c.deleted_at.is_(None),
-        )
-        .order_by(document_t.c.due_date, document_t.c.number, document_t.c.doc_type, document_t.c.external_id)
-        .limit(MAX_OPEN_DOCUMENTS_READ)
-    )  # fmt: skip
+    rows = conn.execute(_OPEN_DOCUMENTS, {"tenant": tenant, "customer": customer_id})
     return [OpenDocument(*row) for row in rows]
 
 
 def stream_freshness(conn: Connection, tenant: str) -> list[tuple[str, datetime]]:
     """(stream, last commit time) of the tenant's synced streams, by stream name."""
-    rows = conn.execute(
-        sa.select(sync_state_t.c.stream, sync_state_t.c.updated_at)
-        .where(sync_state_t.c.tenant == tenant, sync_state_t.c.updated_at.is_not(None))
-        .order_by(sync_state_t.c.stream)
-    )
-    return [(stream, updated_at) for stream, updated_at in rows]
+    return [(stream, updated_at) for stream, updated_at in conn.execute(_STREAMS, {"tenant": tenant})]

@@ -425,28 +425,26 @@ class WorkingMemory:
         return {"working_sessions": len(ids), "working_turns": turns, "working_pins": pins}
 
 
+_SID: Any = sa.bindparam("sid")
+_SESSION = sa.select(session_t).where(session_t.c.session_id == _SID)
+_RECENT_TURNS = (
+    sa.select(turn_t)
+    .where(turn_t.c.session_id == _SID, turn_t.c.seq > sa.bindparam("upto"))
+    .order_by(turn_t.c.seq.desc())
+    .limit(_STATE_TURN_CAP)
+)
+_PINS = sa.select(pin_t).where(pin_t.c.session_id == _SID).order_by(pin_t.c.explicit.desc(), pin_t.c.name)
+
+
 def read_state(conn: Connection, sid: str) -> SessionState | None:
     """The state of session ``sid`` read on ``conn`` (the context builder shares its connection)."""
-    row = conn.execute(sa.select(session_t).where(session_t.c.session_id == sid)).one_or_none()
+    row = conn.execute(_SESSION, {"sid": sid}).one_or_none()
     if row is None:
         return None
     upto = int(row.summary_upto_seq)
-    recent = [
-        _turn(r)
-        for r in conn.execute(
-            sa.select(turn_t)
-            .where(turn_t.c.session_id == sid, turn_t.c.seq > upto)
-            .order_by(turn_t.c.seq.desc())
-            .limit(_STATE_TURN_CAP)
-        )
-    ]
+    recent = [_turn(r) for r in conn.execute(_RECENT_TURNS, {"sid": sid, "upto": upto})]
     recent.reverse()
-    pins = tuple(
-        _pin(r)
-        for r in conn.execute(
-            sa.select(pin_t).where(pin_t.c.session_id == sid).order_by(pin_t.c.explicit.desc(), pin_t.c.name)
-        )
-    )
+    pins = tuple(_pin(r) for r in conn.execute(_PINS, {"sid": sid}))
     return SessionState(
         info=_info(row),
         summary=row.summary,
