@@ -3,6 +3,12 @@
 A repeated fact (same normalised text in the same scope) is not copied: it is *confirmed* — its
 importance is restored to the highest it has had (or the new statement's, if higher) plus a small
 boost, and its confirmation time and decay reference move to now, so decay starts over.
+
+Repeats are matched on normalised text only, not on embedding similarity: with the offline MiniLM
+model, contradictions score higher than paraphrases ("always wants" vs "never wants the PO number":
+0.97; "AP processes invoices on Tuesdays" vs "... Fridays": 0.93; a true paraphrase: 0.77), so a
+similarity merge would fold opposite facts together. The consolidation prompt instead shows the
+known facts and asks the LLM to repeat a confirmed one verbatim.
 """
 
 from __future__ import annotations
