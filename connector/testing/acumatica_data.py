@@ -115,6 +115,23 @@ _ISSUES = (
 )
 
 
+def _attributes(po_required: str, delivery_window: bool) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = [
+        {"AttributeID": "POREQ", "AttributeDescription": "PO Required", "Value": po_required}
+    ]
+    if delivery_window:
+        rows.append(
+            {"AttributeID": "DELIVWIN", "AttributeDescription": "Delivery window", "Value": "08:00-12:00"}
+        )
+    return rows
+
+
+# Shared by every customer with the same answers: nested values are replaced, never mutated.
+_CUSTOMER_ATTRIBUTES = {
+    (po, window): _attributes(po, window) for po in ("Y", "N") for window in (False, True)
+}
+
+
 @dataclass(frozen=True, slots=True)
 class PartyRef:
     key: str
@@ -189,11 +206,7 @@ def customers(gen: DataGen, count: int, stamps: Stamper, refs: list[PartyRef]) -
         credit_limit = gen.pick(_CREDIT_LIMITS)
         open_orders = round(credit_limit * gen.random() * 0.5, 2)
         po_required = "Y" if gen.chance(0.3) else "N"
-        attributes = [{"AttributeID": "POREQ", "AttributeDescription": "PO Required", "Value": po_required}]
-        if gen.chance(0.15):
-            attributes.append(
-                {"AttributeID": "DELIVWIN", "AttributeDescription": "Delivery window", "Value": "08:00-12:00"}
-            )
+        attributes = _CUSTOMER_ATTRIBUTES[(po_required, gen.chance(0.15))]
         modified = stamps.next()
         refs.append(PartyRef(key, currency, terms, due_days))
         values = {

@@ -124,6 +124,8 @@ class Renderer:
         date_suffix = datetime(2000, 1, 1, tzinfo=tz).isoformat()[10:]  # e.g. "T00:00:00+00:00"
         self.encode = _encoder(tz, date_suffix)
         self._prefix: dict[str, str] = {}
+        self._opening: dict[str, str] = {}
+        self._memo: dict[int, tuple[Any, str]] | None = None  # id -> (object, text) while rendering a page
 
     def _key(self, name: str) -> str:
         prefix = self._prefix.get(name)
@@ -131,32 +133,56 @@ class Renderer:
             prefix = self._prefix[name] = _encode_basestring(name) + ":"
         return prefix
 
+    def _value_open(self, name: str) -> str:
+        """``"Name":{"value":`` for a field, built once."""
+        opening = self._opening.get(name)
+        if opening is None:
+            opening = self._opening[name] = self._key(name) + '{"value":'
+        return opening
+
     def _field(self, name: str, value: Any) -> str:
         if value is None:
             return self._key(name) + "{}"
-        return self._key(name) + '{"value":' + self.encode(value) + "}"
+        if type(value) is str:
+            return (self._opening.get(name) or self._value_open(name)) + _encode_basestring(value) + "}"
+        return (self._opening.get(name) or self._value_open(name)) + self.encode(value) + "}"
 
     def _object(
         self, values: Mapping[str, Any], only: Sequence[str] | None = None, row_number: int = 0
     ) -> str:
-        key = self._key
+        # The hot loop of a page: type dispatch inline, prefixes from dicts, no helper per value.
+        openings = self._opening
         encode = self.encode
-        parts = []
+        encode_string = _encode_basestring
+        parts: list[str] = []
+        append = parts.append
         for name, value in values.items():
             if only and name not in only:
                 continue
             kind = type(value)
-            if value is None:
-                parts.append(key(name) + "{}")
-            elif kind is dict:
-                parts.append(key(name) + self._object(value))
-            elif kind is list:
-                parts.append(key(name) + self._list(value))
+            if kind is str:
+                append((openings.get(name) or self._value_open(name)) + encode_string(value) + "}")
+            elif value is None:
+                append(self._key(name) + "{}")
+            elif kind is dict or kind is list:
+                append(self._key(name) + self._nested(value))
             else:
-                parts.append(key(name) + '{"value":' + encode(value) + "}")
+                append((openings.get(name) or self._value_open(name)) + encode(value) + "}")
         if row_number:
-            parts.append(f'"rowNumber":{row_number}')
+            append(f'"rowNumber":{row_number}')
         return "{" + ",".join(parts) + "}"
+
+    def _nested(self, value: Any, only: Sequence[str] | None = None) -> str:
+        """A linked entity or detail list, rendered once per page when rows share it."""
+        memo = self._memo
+        if memo is not None and not only:
+            cached = memo.get(id(value))
+            if cached is not None and cached[0] is value:
+                return cached[1]
+        text = self._list(value, only) if type(value) is list else self._object(value, only)
+        if memo is not None and not only:
+            memo[id(value)] = (value, text)
+        return text
 
     def _list(self, items: list[Any], only: Sequence[str] | None = None) -> str:
         return "[" + ",".join(self._object(item, only, number) for number, item in enumerate(items, 1)) + "]"
@@ -174,11 +200,8 @@ class Renderer:
             if name in overrides:
                 continue
             value = values.get(name)
-            only = shape.nested.get(name)
-            if isinstance(value, list):
-                parts.append(self._key(name) + self._list(value, only))
-            elif isinstance(value, Mapping):
-                parts.append(self._key(name) + self._object(value, only))
+            if isinstance(value, (list, Mapping)):
+                parts.append(self._key(name) + self._nested(value, shape.nested.get(name)))
             else:
                 parts.append(self._key(name) + ("[]" if name in self.definition.details else "{}"))
         for name, wire in overrides.items():
@@ -204,5 +227,9 @@ class Renderer:
 
     def page(self, rows: Sequence[Row], shape: Shape, first_row_number: int = 1) -> bytes:
         record = self.record_json
-        text = ",".join(record(row, shape, number) for number, row in enumerate(rows, first_row_number))
+        self._memo = {}
+        try:
+            text = ",".join(record(row, shape, number) for number, row in enumerate(rows, first_row_number))
+        finally:
+            self._memo = None
         return ("[" + text + "]").encode()
