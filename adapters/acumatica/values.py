@@ -13,6 +13,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+_ABSENT: Any = object()
+
 
 class FieldError(ValueError):
     """A field whose value cannot be read as the type the mapping needs."""
@@ -26,9 +28,12 @@ class FieldError(ValueError):
 def unwrap(record: Mapping[str, Any], name: str) -> Any:
     """The plain value of a field: ``{"value": x}`` -> x; ``{}``, absent or null -> None."""
     raw = record.get(name)
-    if type(raw) is dict or isinstance(raw, Mapping):
-        if "value" in raw:
-            return raw["value"]
+    if raw is None:
+        return None
+    if type(raw) is dict or isinstance(raw, Mapping):  # the exact-type test first: it is the hot path
+        value = raw.get("value", _ABSENT)
+        if value is not _ABSENT:
+            return value
         if raw.get("error"):
             raise FieldError(name, "a value", f"an error: {str(raw['error'])[:80]}")
         return None
