@@ -286,3 +286,27 @@ def test_a_transport_is_closed_with_the_adapter(clock: FrozenClock) -> None:
     ):
         pass
     assert closed == [True]
+
+
+def test_a_relative_next_link_is_resolved_against_the_request(clock: FrozenClock) -> None:
+    fake = FakeSAP(seed=1, customers=1, suppliers=0, sales_orders=0, odata_version="v4")
+    pages = {
+        None: {
+            "value": [{"SalesOrder": "1", "SoldToParty": "7"}],
+            "@odata.nextLink": "A_SalesOrder?$skiptoken=1",
+        },
+        "1": {"value": [{"SalesOrder": "2", "SoldToParty": "7"}]},
+    }
+    seen: list[httpx.URL] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url)
+        return httpx.Response(200, json=pages[request.url.params.get("$skiptoken")])
+
+    tenant = fake.tenant_settings(page_size=10)
+    with SAPAdapter(
+        tenant, sync=SyncSettings(), clock=clock, transport=httpx.MockTransport(handler)
+    ) as adapter:
+        numbers = [r.external_id for page in adapter.read("SalesOrder", None) for r in page.records]
+    assert numbers == ["1", "2"]
+    assert seen[1].path == seen[0].path and seen[1].params["sap-client"] == "100"
