@@ -548,3 +548,21 @@ def test_the_fake_serves_the_adapter_through_respx(
         assert len(read_all(adapter, "Customer")) == 50
     assert routed.calls.call_count == 4
     assert routed.calls.last.request.url.path == "/AcumaticaERP/entity/auth/logout"
+
+
+def test_the_filter_is_url_encoded_so_the_offset_sign_survives(
+    clock: FrozenClock, fake: FakeAcumatica
+) -> None:
+    queries: list[bytes] = []
+
+    def recording(request: httpx.Request) -> httpx.Response:
+        queries.append(request.url.query)
+        return fake.handle(request)
+
+    tenant = fake.tenant_settings()
+    transport = httpx.MockTransport(recording)
+    with AcumaticaAdapter(tenant, sync=SyncSettings(), clock=clock, transport=transport) as adapter:
+        read_all(adapter, "Vendor", WATERMARK)
+    (query,) = [q for q in queries if b"filter" in q]
+    assert b"datetimeoffset%272026-01-15T06%3A00%3A00.250%2B00%3A00%27" in query
+    assert b"+00:00" not in query
