@@ -19,7 +19,7 @@ from connector.context.budget import Allocation, Costs, allocate
 from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
 from connector.context.query import ContextInputError, clean_query
 from connector.context.render import render
-from connector.context.sources import load_customer, open_documents, stream_freshness
+from connector.context.sources import close_matches, load_customer, open_documents, stream_freshness
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.llm import NON_LLM_LABEL
 from connector.scope import Scope, require_id
@@ -88,8 +88,6 @@ class ContextBuilder:
         with self.memory.engine.connect() as conn:
             facts = load_customer(conn, scope.tenant, scope.customer_id)
             if facts is None:
-                from connector.context.sources import close_matches
-
                 raise UnknownCustomerError(
                     scope.customer_id, close_matches(conn, scope.tenant, scope.customer_id)
                 )

@@ -1,0 +1,26 @@
+"""A tiny run of scripts/bench_context: it loads, measures and ends with the agreed JSON line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_bench_context_smoke(tmp_path: Path) -> None:
+    args = "--customers 30 --documents 120 --cases 60 --session-lengths 10,40 --sessions-per-length 1"
+    args += f" --builds 6 --no-spin-compare --workdir {tmp_path}"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/bench_context.py"), *args.split()],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    for key in ("p50_ms", "p95_ms", "over_budget_contexts", "pinned_present_ratio", "context_tokens_p50",
+                "full_history_tokens_p50"):  # fmt: skip
+        assert key in figures
+    assert figures["over_budget_contexts"] == 0
+    assert figures["pinned_present_ratio"] == 1.0
