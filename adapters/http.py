@@ -32,7 +32,8 @@ reauthenticate=None, headers=None, limits=None)``
     ``scheme://host/path``: no user info and no query string, for messages and logs.
 
 Every wait (backoff, ``Retry-After``, throttling) goes through the injected
-:class:`~connector.clock.Clock`, so tests use ``FrozenClock`` and never sleep.
+:class:`~connector.clock.Clock` (default: the shared ``SYSTEM_CLOCK``), so tests use
+``FrozenClock`` and never sleep.
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ from connector.settings import TenantSettings
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: The default clock. One instance, so clients without an injected clock share their traffic limits.
+SYSTEM_CLOCK: Clock = SystemClock()
 
 #: Builds the error for a non-2xx response; the second argument is the parsed ``Retry-After``.
 ErrorDecoder = Callable[[httpx.Response, float | None], ERPError]
@@ -404,7 +408,7 @@ class HttpClient:
     ) -> None:
         self.erp = erp
         self.traffic = traffic or TrafficPolicy()
-        self._clock: Clock = clock or SystemClock()
+        self._clock: Clock = clock or SYSTEM_CLOCK
         self._decode_error = decode_error
         self.reauthenticate = reauthenticate
         self._limits = limits or TrafficLimits.create(

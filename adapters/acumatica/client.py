@@ -17,8 +17,8 @@ import httpx
 
 from adapters.acumatica.auth import Authenticator, authenticator_for
 from adapters.acumatica.errors import ERP_NAME, decoder
-from adapters.http import HttpClient, TrafficLimits, TrafficPolicy
-from connector.clock import Clock, SystemClock
+from adapters.http import SYSTEM_CLOCK, HttpClient, TrafficLimits, TrafficPolicy
+from connector.clock import Clock
 from connector.errors import ERPProtocolError
 from connector.settings import TenantSettings
 
@@ -75,7 +75,7 @@ class AcumaticaClient:
         traffic: TrafficPolicy | None = None,
     ) -> None:
         self.tenant = tenant
-        self._clock: Clock = clock or SystemClock()
+        self._clock: Clock = clock or SYSTEM_CLOCK
         self._auth: Authenticator = authenticator_for(tenant, self._clock)
         policy = traffic or TrafficPolicy.from_tenant(tenant)
         self.http = HttpClient(
