@@ -8,6 +8,7 @@ run; elsewhere those tests skip with the reason.
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,15 +39,31 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     dispose_engines()
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data")
-
-
-@pytest.fixture
-def sqlite_engine(tmp_path: Path) -> Iterator[Engine]:
-    engine = create_db_engine(f"sqlite:///{tmp_path / 'test.sqlite3'}")
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An SQLite file migrated to head once per session; tests start from a copy (migrations are slow)."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "template.sqlite3"
+    engine = create_db_engine(f"sqlite:///{path}")
     upgrade_to_head(engine)
+    with engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    engine.dispose()
+    return path
+
+
+@pytest.fixture
+def settings(tmp_path: Path, sqlite_template: Path) -> Settings:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(exist_ok=True)
+    shutil.copyfile(sqlite_template, data_dir / "connector.sqlite3")
+    return Settings(data_dir=data_dir)
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path: Path, sqlite_template: Path) -> Iterator[Engine]:
+    path = tmp_path / "test.sqlite3"
+    shutil.copyfile(sqlite_template, path)
+    engine = create_db_engine(f"sqlite:///{path}")
     yield engine
     engine.dispose()
 
