@@ -16,6 +16,7 @@ from connector.db.upsert import document_t, party_t
 from connector.errors import ConfigError
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
+from connector.sync.progress import NullReporter
 from connector.sync.runlog import run_t
 from connector.sync.runner import SyncRunner
 from connector.sync.signals import StopFlag
@@ -253,9 +254,9 @@ def test_stop_request_commits_the_current_page_and_leaves_the_watermark(
     engine: Engine, erp: StubAdapter, clock: FrozenClock
 ) -> None:
     stop = StopFlag()
-    erp.before_page = lambda stream, number: stop.request("SIGTERM") if number == 2 else None
 
-    report = runner_for(make_memory(engine, clock), erp, stop=stop).run()
+    # SIGTERM arrives while page 1 is written: page 2 (already in hand) is committed, then the run ends.
+    report = runner_for(make_memory(engine, clock), erp, stop=stop, reporter=StopAfterPage(stop, 1)).run()
 
     assert report.interrupted_by == "SIGTERM"
     [result] = report.results
@@ -417,3 +418,15 @@ class _Recorder:
 
 
 SetUp = Callable[[StubAdapter], None]
+
+
+class StopAfterPage(NullReporter):
+    """Requests a stop (as SIGTERM would) once page ``page`` has been committed."""
+
+    def __init__(self, stop: StopFlag, page: int) -> None:
+        self.stop = stop
+        self.page = page
+
+    def page_done(self, tenant: str, stream: str, page: int, records: int, total_records: int) -> None:
+        if page == self.page:
+            self.stop.request("SIGTERM")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
-from test_sync_runner import customer
+from test_sync_runner import StopAfterPage, customer
 
 from connector.clock import FrozenClock
 from connector.memory import Memory
@@ -99,10 +99,11 @@ def test_stop_lets_the_running_sync_commit_its_page_and_log_out(
     erp.add_stream("Customer", "party")
     erp.put("Customer", *[customer(f"C{i}", T0 + timedelta(minutes=i)) for i in range(10)])
     stop = StopFlag()
-    erp.before_page = lambda stream, number: stop.request("SIGTERM") if number == 2 else None
     monkeypatch.setattr(runner_module, "default_adapter_factory", lambda memory: lambda tenant: erp)
 
-    done = threading.Thread(target=run_scheduler, args=(memory,), kwargs={"stop": stop})
+    done = threading.Thread(
+        target=run_scheduler, args=(memory,), kwargs={"stop": stop, "reporter": StopAfterPage(stop, 1)}
+    )
     done.start()
     done.join(20)
 

@@ -35,6 +35,7 @@ from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
 from connector.settings import TenantSettings
 from connector.sync.locks import stream_lock
+from connector.sync.prefetch import Prefetcher
 from connector.sync.progress import NullReporter, Reporter
 from connector.sync.result import StreamResult, SyncReport
 from connector.sync.runlog import RunRecord, abandon_stale_runs, finish_run, save_counters, start_run
@@ -331,10 +332,10 @@ class SyncRunner:
         The caller commits the last page with the watermark. On a stop request the page in hand is
         committed and ``stopped`` is True.
         """
-        pages: Iterator[Page] = iter(sr.adapter.read(sr.stream, sr.window.since, sr.window.until))
+        pages = Prefetcher(iter(sr.adapter.read(sr.stream, sr.window.since, sr.window.until)))
         pending: Page | None = None
         count = 0
-        try:
+        with pages:
             while True:
                 try:
                     following = next(pages, None)
@@ -354,10 +355,6 @@ class SyncRunner:
                 if self.stop.requested:
                     self._commit_page(sr, pending, final=False)
                     return None, count, True
-        finally:
-            close = getattr(pages, "close", None)
-            if close is not None:
-                close()
 
     def _changed_since(self, sr: _StreamRun, moment: datetime) -> bool:
         """Whether the ERP lists any record of the stream changed at or after ``moment`` (one request)."""
