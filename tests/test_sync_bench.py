@@ -1,0 +1,35 @@
+"""Smoke test of scripts/bench_sync at a tiny size: it runs end to end and prints the agreed JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from connector.sync import bench
+
+
+def test_bench_prints_a_table_and_the_summary_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sizes = ["--customers", "40", "--documents", "80", "--page-size", "25", "--baseline-records", "30"]
+    code = bench.main([*sizes, "--skip-postgres", "--workdir", str(tmp_path)])
+
+    assert code == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].split()[:3] == ["store", "run", "records"]
+    summary = json.loads(lines[-1])
+    for key in (
+        "full_pg_records_per_s",
+        "full_sqlite_records_per_s",
+        "row_by_row_pg_records_per_s",
+        "speedup_vs_row_by_row",
+        "noop_incremental_s",
+        "noop_list_requests_per_stream",
+        "one_percent_changed",
+        "one_percent_rows_written",
+    ):
+        assert key in summary
+    assert summary["noop_list_requests_per_stream"] == {"Customer": 1, "Invoice": 1, "SalesOrder": 1}
+    assert summary["one_percent_rows_written"] == summary["one_percent_changed"] == 3
