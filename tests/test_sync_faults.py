@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -440,23 +441,59 @@ sys.exit(main(["sync"]))
 """
 
 
-def sync_subprocess(
-    tmp_path: Path, rig: Rig, db_url: str, *args: str, script: str | None = None
-) -> subprocess.CompletedProcess[str]:
+def sync_env(tmp_path: Path, rig: Rig, db_url: str) -> dict[str, str]:
+    """The environment of a ``connector sync`` process that talks to the rig's served fake."""
     tenant = rig.tenant.model_dump(mode="json")
     tenant["password"] = rig.fake.password
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONNECTOR_")}
-    env |= {
+    return env | {
         "CONNECTOR_TENANTS": json.dumps([tenant]),
         "CONNECTOR_DATABASE__URL": db_url,
         "CONNECTOR_DATA_DIR": str(tmp_path / "data"),
         "CONNECTOR_LOG_FORMAT": "json",
         "PYTHONPATH": str(ROOT),
     }
+
+
+def sync_subprocess(
+    tmp_path: Path, rig: Rig, db_url: str, *args: str, script: str | None = None
+) -> subprocess.CompletedProcess[str]:
     command = (
         [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "connector.cli", *args]
     )
+    env = sync_env(tmp_path, rig, db_url)
     return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_sigterm_commits_the_page_in_hand_logs_out_and_exits_143(
+    rig_factory: Callable[..., Rig], tmp_path: Path
+) -> None:
+    rig = rig_factory(streams=["Customer"], customers=150)
+    db_url = rig.engine.url.render_as_string(hide_password=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "connector.cli", "sync"],
+        env=sync_env(tmp_path, rig, db_url),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    rig.hooked.on_list = lambda entity, n: os.kill(process.pid, signal.SIGTERM) if n == 3 else None
+    _, err = process.communicate(timeout=120)
+
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert err.strip().splitlines()[-1] == "connector: stopped by SIGTERM; committed pages are kept"
+    assert rig.fake.active_sessions == 0  # logged out
+    stored = count(rig.engine, party_t)
+    assert 0 < stored < 150 and stored % 25 == 0  # whole pages only
+    with rig.engine.connect() as conn:
+        run = conn.execute(sa.select(run_t)).one()
+    assert (run.status, run.pages * 25) == ("interrupted", stored)
+    assert watermark(rig.engine, "Customer") is None  # the window was not finished
+
+    rig.hooked.on_list = None
+    assert rig.run().ok
+    assert customer_ids(rig.engine) == set(rig.fake.keys("Customer"))
 
 
 def test_sigkill_mid_page_then_rerun_equals_a_clean_full_sync(

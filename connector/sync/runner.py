@@ -19,7 +19,6 @@ page, leaves the watermark where it was, and lets the adapter log out.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
@@ -64,8 +63,9 @@ def default_adapter_factory(memory: Memory) -> AdapterFactory:
     """``adapters.factory.open_adapter`` bound to this memory's sync settings and clock."""
 
     def factory(tenant: TenantSettings) -> AbstractContextManager[Adapter]:
-        module: Any = importlib.import_module("adapters.factory")
-        return module.open_adapter(tenant, sync=memory.settings.sync, clock=memory.clock)  # type: ignore[no-any-return]
+        from adapters.factory import open_adapter  # imports one ERP's adapter only when used
+
+        return open_adapter(tenant, sync=memory.settings.sync, clock=memory.clock)
 
     return factory
 
@@ -487,10 +487,7 @@ class SyncRunner:
     def _ingest_cases(self, result: StreamResult) -> None:
         """Closed ERP cases become episodic entries; a missing implementation is not a sync failure."""
         try:
-            ingest: Callable[[str], int] | None = getattr(self.memory.episodic, "ingest_erp_cases", None)
-            if ingest is None:
-                raise NotImplementedError
-            count = ingest(result.tenant)
+            count = self.memory.episodic.ingest_erp_cases(result.tenant)
         except NotImplementedError:
             self.reporter.message(
                 "info",
