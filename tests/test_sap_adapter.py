@@ -288,3 +288,15 @@ def test_local_sap_dates_are_read_in_the_systems_time_zone() -> None:
         assert adapter.settings.sap_time_zone == "America/New_York"
         found = [p for p in read_all(adapter, "BusinessPartner", datetime(2026, 1, 15, 3, 0, tzinfo=UTC))]
     assert [p.source_modified_at for p in found if p.external_id == number] == [at]
+
+
+def test_paid_invoices_are_not_open_documents(fake: FakeSAP, adapter: SAPAdapter) -> None:
+    invoices = {
+        r.external_id: r for r in read_all(adapter, "BillingDocument") if isinstance(r, DocumentRecord)
+    }
+    cleared = {k for k, row in fake.data.billing_documents.items() if row["InvoiceClearingStatus"] == "C"}
+    assert cleared and all(not invoices[k].is_open and invoices[k].status == "cleared" for k in cleared)
+    still_open = next(k for k, r in invoices.items() if r.is_open)
+    fake.modify("A_BillingDocument", still_open, at=NOW, InvoiceClearingStatus="C")  # the customer paid
+    [paid] = [r for r in read_all(adapter, "BillingDocument", NOW) if r.external_id == still_open]
+    assert isinstance(paid, DocumentRecord) and not paid.is_open

@@ -259,3 +259,15 @@ def test_a_billing_document_is_an_invoice_with_gross_amount() -> None:
         {**bd, "BillingDocumentIsCancelled": True}, stream("BillingDocument"), RULES
     )
     assert cancelled.status == "cancelled" and not cancelled.is_open
+
+
+@pytest.mark.parametrize(
+    ("clearing", "status", "is_open"),
+    [("A", "open", True), ("B", "partially_cleared", True), ("C", "cleared", False), (None, "open", True)],
+)
+def test_the_clearing_status_decides_whether_an_invoice_is_open(
+    clearing: str | None, status: str, is_open: bool
+) -> None:
+    bd = {"BillingDocument": "90000001", "SoldToParty": "1", "InvoiceClearingStatus": clearing}
+    doc = map_billing_document(bd, stream("BillingDocument"), RULES)
+    assert (doc.status, doc.is_open) == (status, is_open)

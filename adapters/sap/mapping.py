@@ -33,6 +33,7 @@ from adapters.sap.odata import Entity
 from adapters.sap.values import combine, jsonable
 
 _SD_STATUS = {"A": "open", "B": "in_process", "C": "completed"}
+_CLEARING = {"A": "open", "B": "partially_cleared", "C": "cleared"}
 _CREDIT_MEMO_CATEGORIES = frozenset({"O", "6"})  # SD document category: credit memo / credit memo list
 
 
@@ -306,7 +307,10 @@ def map_billing_document(bd: Entity, stream: StreamDef, rules: MappingRules) -> 
     """An invoice (or credit memo by SD category). Amount is gross (net + tax).
 
     The billing document carries no due date or open balance (those live in the AR line items), so
-    ``balance`` and ``due_date`` stay empty and ``is_open`` means "posted or pending, not cancelled".
+    ``balance`` and ``due_date`` stay empty. ``is_open`` means "not cancelled and not cleared"
+    (``InvoiceClearingStatus`` C); without a clearing status every uncancelled invoice counts as
+    open. A payment is posted in FI and may not move the billing document's change stamp, so only a
+    full read is sure to see it.
     """
     number = _text(bd.get("BillingDocument"))
     if number is None:
@@ -316,6 +320,7 @@ def map_billing_document(bd: Entity, stream: StreamDef, rules: MappingRules) -> 
         raise MappingError(f"billing document {number} has neither SoldToParty nor PayerParty")
     net, tax = _money(bd.get("TotalNetAmount")), _money(bd.get("TotalTaxAmount"))
     cancelled = bool(bd.get("BillingDocumentIsCancelled"))
+    clearing = _text(bd.get("InvoiceClearingStatus"))
     doc_type: DocType = (
         "credit_memo" if bd.get("SDDocumentCategory") in _CREDIT_MEMO_CATEGORIES else "ar_invoice"
     )
@@ -335,14 +340,12 @@ def map_billing_document(bd: Entity, stream: StreamDef, rules: MappingRules) -> 
         number=number,
         party_kind="customer",
         party_external_id=party,
-        status="cancelled"
-        if cancelled
-        else _SD_STATUS.get(_text(bd.get("OverallBillingStatus")) or "", "open"),
+        status="cancelled" if cancelled else _CLEARING.get(clearing or "", "open"),
         currency=_text(bd.get("TransactionCurrency")),
         amount=(net + (tax or Decimal(0))) if net is not None else None,
         doc_date=bd.get("BillingDocumentDate"),
         customer_ref=_text(bd.get("PurchaseOrderByCustomer")),
-        is_open=not cancelled,
+        is_open=not cancelled and clearing != "C",
         extra={k: v for k, v in extra.items() if v is not None},
         source_modified_at=modified_at(bd, stream, rules.time_zone),
         raw=jsonable(bd),

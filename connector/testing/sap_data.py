@@ -335,6 +335,13 @@ class Generator:
         }
         return number
 
+    def _clearing(self, invoiced: datetime) -> str:
+        """Most invoices older than 45 days are paid (C); recent ones open (A), some partly (B)."""
+        draw = self._random()
+        if self.spec.now - invoiced > timedelta(days=45):
+            return "C" if draw < 0.9 else "A"
+        return "B" if draw < 0.1 else "A"
+
     def billing_document(
         self, order: Row, *, created: datetime | None = None, overrides: Row | None = None
     ) -> str:
@@ -369,6 +376,7 @@ class Generator:
             "AccountingPostingStatus": "C",
             "BillingDocumentIsCancelled": rng.random() < 0.01,
             "CancelledBillingDocument": "",
+            "InvoiceClearingStatus": self._clearing(created),
             **(overrides or {}),
         }
         return number
