@@ -300,3 +300,10 @@ def test_paid_invoices_are_not_open_documents(fake: FakeSAP, adapter: SAPAdapter
     fake.modify("A_BillingDocument", still_open, at=NOW, InvoiceClearingStatus="C")  # the customer paid
     [paid] = [r for r in read_all(adapter, "BillingDocument", NOW) if r.external_id == still_open]
     assert isinstance(paid, DocumentRecord) and not paid.is_open
+
+
+def test_a_stream_without_select_asks_for_every_field(fake: FakeSAP, adapter: SAPAdapter) -> None:
+    read_all(adapter, "BillingDocument")
+    assert fake.last_request is not None and "$select" not in fake.last_request.url.params
+    read_all(adapter, "SalesOrder")
+    assert "$select" in fake.last_request.url.params

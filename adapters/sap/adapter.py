@@ -195,7 +195,9 @@ class SAPAdapter:
 
     def _read_params(self, definition: StreamDef) -> dict[str, str]:
         version = self.client.version
-        params = {"$select": select_fields(definition, self.catalog, version), "$orderby": definition.key}
+        params = {"$orderby": definition.key}
+        if definition.select:
+            params["$select"] = select_fields(definition, self.catalog, version)
         if definition.expand:
             params["$expand"] = expand_option(definition.expand, version)
         return params

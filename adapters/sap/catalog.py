@@ -51,6 +51,7 @@ class StreamDef:
     created: Cursor | None
     day_granular: bool
     expand: tuple[str, ...]
+    select: bool = True  # False: ask for every field (for entities whose field list is unverified)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +153,7 @@ def parse_catalog(raw: dict[str, Any]) -> Catalog:
             created=created,
             day_granular=spec.get("granularity") == "day" or changed.kind == "date",
             expand=expand,
+            select=bool(spec.get("select", True)),
         )
     return Catalog(services=services, entities=entities, streams=streams)
 
