@@ -225,6 +225,14 @@ def _add_children(session: Session, party: PartyRecord) -> None:
         session.add(PartyAttribute(**owner, name=name, value=value))
 
 
+class _Rows(list[list[str]]):
+    """Table rows, each also echoed to stderr as soon as it is measured (a full run takes minutes)."""
+
+    def append(self, row: list[str]) -> None:
+        super().append(row)
+        print("  ".join(row), file=sys.stderr, flush=True)
+
+
 def bench_backend(
     label: str, engine: Engine, fake: FakeProcess, args: argparse.Namespace, rows: list[list[str]]
 ) -> dict[str, Any]:
@@ -361,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         f"ready in {time.perf_counter() - started:.1f}s at {fake.url}",
         file=sys.stderr,
     )
-    rows: list[list[str]] = []
+    rows: list[list[str]] = _Rows()
     results: dict[str, dict[str, Any]] = {}
     try:
         results["sqlite"] = bench_backend("sqlite", sqlite_store(workdir, "bench.sqlite3"), fake, args, rows)

@@ -192,7 +192,7 @@ class SyncRunner:
         except AlreadyRunning as exc:
             self.reporter.message("warning", str(exc), tenant=adapter.tenant, stream=spec.name)
             return StreamResult(adapter.tenant, spec.name, "locked", error=str(exc))
-        except StoreError as exc:
+        except (StoreError, SQLAlchemyError) as exc:  # the store failed before or after the run proper
             result = StreamResult(adapter.tenant, spec.name, "failed", error=one_line(exc))
             self.reporter.stream_finished(result)
             return result
