@@ -11,7 +11,7 @@ is stored as data and never consulted for scope.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,21 @@ if TYPE_CHECKING:
     from connector.memory import Memory
 
 MAX_K = 50
+_END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
+
+# Built once: a recall runs this statement with parameters, without rebuilding it each time.
+_LIVE = sa.select(
+    ENTRIES.c.id, ENTRIES.c.case_id, ENTRIES.c.occurred_at, ENTRIES.c.summary,
+    ENTRIES.c.summary_mode, ENTRIES.c.documents, ENTRIES.c.doc_keys, ENTRIES.c.case_type,
+).where(
+    ENTRIES.c.tenant == sa.bindparam("tenant"),
+    ENTRIES.c.customer_id == sa.bindparam("customer_id"),
+    ENTRIES.c.status == LIVE,
+    ENTRIES.c.retain_from >= sa.bindparam("retain_after"),
+    sa.or_(ENTRIES.c.pii.is_(False), ENTRIES.c.occurred_at >= sa.bindparam("pii_after")),
+    ENTRIES.c.occurred_at <= sa.bindparam("as_of"),
+)  # fmt: skip
+_LIVE_OF_TYPE = _LIVE.where(ENTRIES.c.case_type == sa.bindparam("case_type"))
 
 
 class EpisodicMemory:
@@ -161,22 +176,17 @@ class EpisodicMemory:
         """The scope's recallable entries: live, of the type, not past retention or the PII window."""
         now = self.memory.clock.now()
         conf = self.memory.settings.retention
-        query = sa.select(
-            ENTRIES.c.id, ENTRIES.c.case_id, ENTRIES.c.occurred_at, ENTRIES.c.summary,
-            ENTRIES.c.summary_mode, ENTRIES.c.documents, ENTRIES.c.doc_keys, ENTRIES.c.case_type,
-        ).where(
-            ENTRIES.c.tenant == scope.tenant,
-            ENTRIES.c.customer_id == scope.customer_id,
-            ENTRIES.c.status == LIVE,
-            ENTRIES.c.retain_from >= now - timedelta(days=conf.episodic_days),
-            sa.or_(ENTRIES.c.pii.is_(False), ENTRIES.c.occurred_at >= now - timedelta(days=conf.pii_days)),
-        )  # fmt: skip
-        if case_type is not None:
-            query = query.where(ENTRIES.c.case_type == case_type)
-        if as_of is not None:
-            query = query.where(ENTRIES.c.occurred_at <= as_of)
+        params = {
+            "tenant": scope.tenant,
+            "customer_id": scope.customer_id,
+            "retain_after": now - timedelta(days=conf.episodic_days),
+            "pii_after": now - timedelta(days=conf.pii_days),
+            "as_of": as_of or _END_OF_TIME,
+            "case_type": case_type,
+        }
+        statement = _LIVE_OF_TYPE if case_type is not None else _LIVE
         with self.memory.engine.connect() as conn:
-            return list(conn.execute(query).all())
+            return list(conn.execute(statement, params).all())
 
     # Upkeep --------------------------------------------------------------------------------------
     def apply_retention(self) -> RetentionReport:
