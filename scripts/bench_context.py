@@ -69,7 +69,7 @@ WORDS = [
     "the", "customer", "asked", "about", "delivery", "schedule", "agent", "checked", "order", "status",
     "confirmed", "shipping", "address", "promised", "update", "by", "email", "before", "end", "of", "week",
 ]  # fmt: skip
-SECTIONS = ("erp", "working", "learned_facts", "past_cases", "budget_render")
+SECTIONS = ("erp", "working", "learned_facts", "past_cases", "past_cases_wait", "budget_render")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -257,6 +257,21 @@ def load_sessions(
     return sessions
 
 
+def existing_sessions(memory: Memory) -> list[dict[str, Any]]:
+    """The sessions of a store loaded by an earlier run (``--reuse``)."""
+    from connector.working.store import session_t
+
+    with memory.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(session_t.c.session_id, session_t.c.customer_id, session_t.c.last_seq)
+        ).all()
+    return [
+        {"id": sid, "customer": customer, "length": length,
+         "history_tokens": count_tokens(memory.working.transcript(sid))}
+        for sid, customer, length in sorted(rows, key=lambda r: (r[2], r[0]))
+    ]  # fmt: skip
+
+
 # Measuring ------------------------------------------------------------------------------------------------
 def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget: int) -> dict[str, Any]:
     pins = {s["id"]: memory.working.state(s["id"]).pinned for s in sessions}
@@ -354,6 +369,7 @@ def main() -> int:
     parser.add_argument("--builds", type=int, default=600)
     parser.add_argument("--budget", type=int, default=3000)
     parser.add_argument("--workdir", type=Path, help="keep the store here (default: a temp dir, removed)")
+    parser.add_argument("--reuse", action="store_true", help="measure the store already in --workdir")
     parser.add_argument(
         "--no-spin-compare",
         action="store_true",
@@ -369,13 +385,16 @@ def main() -> int:
         upgrade_to_head(engine)
         memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
         started = time.perf_counter()
-        log(f"loading {args.customers:,} customers and {args.documents:,} documents ...")
-        load_erp(memory, args.customers, args.documents, rng)
-        log(f"loading {args.cases:,} episodic cases ...")
-        load_cases(memory, args.customers, args.cases, seed=7)
-        load_facts(memory, args.customers)
-        log("recording sessions ...")
-        sessions = load_sessions(memory, args.customers, lengths, args.sessions_per_length, rng)
+        if args.reuse:
+            sessions = existing_sessions(memory)
+        else:
+            log(f"loading {args.customers:,} customers and {args.documents:,} documents ...")
+            load_erp(memory, args.customers, args.documents, rng)
+            log(f"loading {args.cases:,} episodic cases ...")
+            load_cases(memory, args.customers, args.cases, seed=7)
+            load_facts(memory, args.customers)
+            log("recording sessions ...")
+            sessions = load_sessions(memory, args.customers, lengths, args.sessions_per_length, rng)
         load_s = time.perf_counter() - started
         log(f"measuring {args.builds} builds ...")
         figures = measure(memory, sessions, args.builds, args.budget)

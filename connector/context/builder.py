@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +46,19 @@ SECTION_TITLES = {
     "recent_turns": "Recent turns",
 }
 _MAX_REFITS = 4
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _recall_pool() -> ThreadPoolExecutor:
+    """Threads for case recall; the embedder and SQLite release the GIL, so it overlaps the reads."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="context-recall")
+        return _pool
 
 
 def _ms(start: float) -> float:
@@ -84,6 +99,8 @@ class ContextBuilder:
         query_clean = clean_query(query, cfg.max_query_chars)
         warnings = list(query_clean.warnings)
 
+        # Case recall (query embedding + vector fetch) runs beside the relational reads.
+        recall = _recall_pool().submit(self._past_cases, self.memory.episodic, scope, query_clean.text, as_of)
         step = time.perf_counter()
         with self.memory.engine.connect() as conn:
             facts = load_customer(conn, scope.tenant, scope.customer_id)
@@ -113,8 +130,9 @@ class ContextBuilder:
         learned = self._learned_facts(scope, state, warnings)
         timings["learned_facts"] = _ms(step)
         step = time.perf_counter()
-        hits = self._past_cases(scope, query_clean.text, as_of, warnings)
-        timings["past_cases"] = _ms(step)
+        hits, recall_warnings, timings["past_cases"] = recall.result()
+        timings["past_cases_wait"] = _ms(step)
+        warnings.extend(recall_warnings)
 
         erp_as_of = max([facts.party.synced_at, *(ts for _, ts in streams)])
         warnings.extend(self._staleness(today, erp_as_of, streams))
@@ -183,19 +201,20 @@ class ContextBuilder:
             return []
         return sorted(found.values(), key=lambda f: (-f.importance, f.id))[:limit]
 
-    def _past_cases(self, scope: Scope, query: str, as_of: datetime | None, warnings: list[str]) -> list[Any]:
+    def _past_cases(
+        self, episodic: Any, scope: Scope, query: str, as_of: datetime | None
+    ) -> tuple[list[Any], list[str], float]:
+        """(hits, warnings, milliseconds); runs in the recall pool."""
+        started = time.perf_counter()
         k = self.memory.settings.context.max_cases
         if k == 0 or not query:
-            return []
+            return [], [], 0.0
         try:
-            hits = self.memory.episodic.recall(
-                scope.customer_id, query, k=k, tenant=scope.tenant, as_of=as_of
-            )
+            hits = episodic.recall(scope.customer_id, query, k=k, tenant=scope.tenant, as_of=as_of)
         except (ConnectorError, OSError) as exc:
             log.warning("past cases unavailable for %s/%s: %s", scope.tenant, scope.customer_id, exc)
-            warnings.append(f"similar past cases unavailable: {type(exc).__name__}")
-            return []
-        return list(hits)
+            return [], [f"similar past cases unavailable: {type(exc).__name__}"], _ms(started)
+        return list(hits), [], _ms(started)
 
     def _staleness(
         self, today: datetime, erp_as_of: datetime, streams: Sequence[tuple[str, datetime]]
