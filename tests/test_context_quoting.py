@@ -84,5 +84,5 @@ def test_the_unsafe_character_table_covers_this_pythons_unicode() -> None:
         category = unicodedata.category(ch)
         unsafe = cp != 10 and category in ("Cc", "Cf", "Cs")
         matched = pattern.match(ch) is not None
-        # A newer Unicode's format characters may be unassigned (Cn) in an older Python: removing them is fine.
+        # Newer format characters may be unassigned (Cn) in an older Python: removing them is fine.
         assert matched == unsafe or (matched and category == "Cn"), hex(cp)
