@@ -176,6 +176,7 @@ def upsert_records(conn: Connection, records: Iterable[Record], synced_at: datet
         existing = _existing_hashes(conn, table, rows)
         to_write: list[dict[str, Any]] = []
         changed_parties: list[PartyRecord] = []
+        known_parties: list[PartyRecord] = []  # updated ones: their old children must go first
         for key, (record, row) in keyed.items():
             previous = existing.get(key)
             if previous is None:
@@ -185,19 +186,28 @@ def upsert_records(conn: Connection, records: Iterable[Record], synced_at: datet
                 continue
             else:
                 counts.updated += 1
+                if isinstance(record, PartyRecord):
+                    known_parties.append(record)
             to_write.append(row)
             if isinstance(record, PartyRecord):
                 changed_parties.append(record)
         _write_rows(conn, table, to_write)
         if changed_parties:
-            _replace_party_children(conn, changed_parties)
+            _replace_party_children(conn, changed_parties, known_parties)
     return counts
 
 
-def _replace_party_children(conn: Connection, parties: Sequence[PartyRecord]) -> None:
-    """Contacts, addresses and attributes of changed parties: delete and re-insert in bulk."""
+def _replace_party_children(
+    conn: Connection, parties: Sequence[PartyRecord], known: Sequence[PartyRecord]
+) -> None:
+    """Contacts, addresses and attributes of changed parties: delete and re-insert in bulk.
+
+    Only parties that existed before (``known``) can have children to delete; skipping the delete
+    for new ones keeps a first full sync to plain inserts (a delete per page that scans a growing
+    child table made a 100,000-customer load quadratic on PostgreSQL).
+    """
     groups: dict[tuple[str, str], list[str]] = {}
-    for party in parties:
+    for party in known:
         groups.setdefault((party.tenant, party.kind), []).append(party.external_id)
     for table in (contact_t, address_t, attribute_t):
         for (tenant, kind), ids in groups.items():
