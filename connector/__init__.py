@@ -77,10 +77,17 @@ def build_context(
     tenant: str | None = None,
     token_budget: int | None = None,
     as_of: datetime | None = None,
+    party_kind: str = "customer",
 ) -> ContextResult:
     """The agent's context for one customer and query, from the configured stores (see ContextBuilder)."""
     return _memory().context.build(
-        customer_id, query, session_id=session_id, tenant=tenant, token_budget=token_budget, as_of=as_of
+        customer_id,
+        query,
+        session_id=session_id,
+        tenant=tenant,
+        token_budget=token_budget,
+        as_of=as_of,
+        party_kind=party_kind,
     )
 
 
@@ -92,8 +99,15 @@ async def abuild_context(
     tenant: str | None = None,
     token_budget: int | None = None,
     as_of: datetime | None = None,
+    party_kind: str = "customer",
 ) -> ContextResult:
     """Async :func:`build_context` for async agents."""
     return await _memory().context.abuild(
-        customer_id, query, session_id=session_id, tenant=tenant, token_budget=token_budget, as_of=as_of
+        customer_id,
+        query,
+        session_id=session_id,
+        tenant=tenant,
+        token_budget=token_budget,
+        as_of=as_of,
+        party_kind=party_kind,
     )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import date, timedelta
+from decimal import Decimal
 
 import pytest
 from context_fixtures import NOW, hit, seed_erp, with_stub_episodic
@@ -155,3 +156,47 @@ def test_async_variant_gives_the_same_result(memory: Memory) -> None:
     sync = memory.build_context("ABARTENDE", "q")
     async_result = asyncio.run(memory.abuild_context("ABARTENDE", "q"))
     assert async_result.text == sync.text
+
+
+def test_a_vendor_context_has_its_bills_and_terms(memory: Memory) -> None:
+    from adapters.records import DocumentRecord, PartyRecord
+    from connector.db.upsert import upsert_records
+
+    bill = DocumentRecord(
+        tenant="default", doc_type="ap_bill", external_id="BILL/000777", number="000777", party_kind="vendor",
+        party_external_id="V100", status="Open", currency="USD", amount=Decimal("980.00"),
+        balance=Decimal("980.00"), due_date=date(2026, 1, 10),
+    )  # fmt: skip
+    vendor = PartyRecord(tenant="default", kind="vendor", external_id="V100", name="Copper Co", terms="NET45")
+    with memory.engine.begin() as conn:
+        upsert_records(conn, [vendor, bill], NOW)
+    result = memory.build_context("V100", "What payment terms do we have?", party_kind="vendor")
+    assert result.text.startswith("# Context for vendor V100 (tenant default)\n")
+    assert result.section("erp_facts").items[0].text == "Vendor V100 — Copper Co; terms NET45"
+    assert "- open payables: 980.00 USD across 1 documents; overdue: 980.00 USD across 1 bills" in result.text
+    assert result.section("open_documents").items[0].source == "document:default/ap_bill/BILL/000777"
+    assert result.section("past_cases").items == ()  # customer memories are not read for a vendor
+    with pytest.raises(UnknownCustomerError) as err:
+        memory.build_context("ABARTENDE", "q", party_kind="vendor")  # a customer is not a vendor
+    assert err.value.suggestions == []
+    with pytest.raises(ContextInputError, match="party_kind"):
+        memory.build_context("V100", "q", party_kind="supplier")
+
+
+def test_orders_are_never_overdue_and_show_their_amount(memory: Memory) -> None:
+    from adapters.records import DocumentRecord
+    from connector.db.upsert import upsert_records
+
+    order = DocumentRecord(
+        tenant="default", doc_type="sales_order", external_id="SO/000123", number="SO-000123",
+        party_kind="customer", party_external_id="ABARTENDE", status="Open", currency="USD",
+        amount=Decimal("8130.00"), doc_date=date(2025, 3, 1), due_date=date(2025, 3, 3),
+    )  # fmt: skip
+    with memory.engine.begin() as conn:
+        upsert_records(conn, [order], NOW)
+    items = memory.build_context("ABARTENDE", "order status?").section("open_documents").items
+    line = next(i.text for i in items if "SO-000123" in i.text)
+    expected = (
+        "- SO-000123 (sales order); dated 2025-03-01; requested 2025-03-03; amount 8130.00 USD; status Open"
+    )
+    assert line == expected

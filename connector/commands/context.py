@@ -14,12 +14,15 @@ def register(sub: Any) -> None:
     parser = sub.add_parser(
         "context", help="print the token-budgeted context an agent gets for a customer and a query"
     )
-    parser.add_argument("customer", help="the customer's ERP key")
+    parser.add_argument("customer", help="the customer's (or with --vendor the vendor's) ERP key")
     parser.add_argument("query", help="what the agent was asked")
     parser.add_argument("--session", help="working-memory session id")
     parser.add_argument("--tenant", help="tenant name (default: the configured default)")
     parser.add_argument("--budget", type=int, help="token budget (default: context.token_budget)")
     parser.add_argument("--as-of", dest="as_of", help="build as of this ISO time with offset (default: now)")
+    parser.add_argument(
+        "--vendor", action="store_true", help="CUSTOMER names a vendor: build a vendor's context"
+    )
     parser.add_argument("--json", action="store_true", help="print the structured result as JSON")
     parser.set_defaults(handler=_context)
 
@@ -46,6 +49,7 @@ def _context(args: argparse.Namespace) -> int:
         tenant=args.tenant,
         token_budget=args.budget,
         as_of=_as_of(args.as_of),
+        party_kind="vendor" if args.vendor else "customer",
     )
     if args.json:
         print(to_json(result.to_dict()))

@@ -21,7 +21,7 @@ from connector.context.budget import Allocation, Costs, allocate
 from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
 from connector.context.query import ContextInputError, clean_query
 from connector.context.render import render
-from connector.context.sources import close_matches, load_customer, open_documents, stream_freshness
+from connector.context.sources import close_matches, load_party, open_documents, stream_freshness
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.llm import NON_LLM_LABEL
 from connector.scope import Scope, require_id
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIN_BUDGET = 100
+PARTY_KINDS = ("customer", "vendor")
 SECTION_TITLES = {
     "today": "Today",
     "erp_facts": "ERP facts",
@@ -80,9 +81,14 @@ class ContextBuilder:
         tenant: str | None = None,
         token_budget: int | None = None,
         as_of: datetime | None = None,
+        party_kind: str = "customer",
     ) -> ContextResult:
         """The context for ``customer_id`` answering ``query``; raises UnknownCustomerError with
-        close matches when the customer is not in semantic memory."""
+        close matches when the party is not in semantic memory.
+
+        ``party_kind="vendor"`` builds a vendor's context: ERP facts, open bills and the session;
+        past cases and learned facts are customer memories and are left out.
+        """
         started = time.perf_counter()
         timings: dict[str, float] = {}
         scope = Scope.of(self.memory.tenant_name(tenant), customer_id)
@@ -93,6 +99,9 @@ class ContextBuilder:
             raise ContextInputError(
                 f"token_budget must be an integer of at least {MIN_BUDGET}, got {budget!r}"
             )
+        if party_kind not in PARTY_KINDS:
+            raise ContextInputError(f"party_kind must be one of {', '.join(PARTY_KINDS)}, got {party_kind!r}")
+        customer_memories = party_kind == "customer"
         if as_of is not None and (as_of.tzinfo is None or as_of.utcoffset() is None):
             raise ContextInputError("as_of must be a timezone-aware datetime")
         today = (as_of or self.memory.clock.now()).astimezone(UTC)
@@ -100,15 +109,21 @@ class ContextBuilder:
         warnings = list(query_clean.warnings)
 
         # Case recall (query embedding + vector fetch) runs beside the relational reads.
-        recall = _recall_pool().submit(self._past_cases, self.memory.episodic, scope, query_clean.text, as_of)
+        recall = _recall_pool().submit(
+            self._past_cases,
+            self.memory.episodic if customer_memories else None,
+            scope,
+            query_clean.text,
+            as_of,
+        )
         step = time.perf_counter()
         with self.memory.engine.connect() as conn:
-            facts = load_customer(conn, scope.tenant, scope.customer_id)
+            facts = load_party(conn, scope.tenant, party_kind, scope.customer_id)
             if facts is None:
                 raise UnknownCustomerError(
-                    scope.customer_id, close_matches(conn, scope.tenant, scope.customer_id)
+                    scope.customer_id, close_matches(conn, scope.tenant, party_kind, scope.customer_id)
                 )
-            docs = open_documents(conn, scope.tenant, scope.customer_id)
+            docs = open_documents(conn, scope.tenant, party_kind, scope.customer_id)
             streams = stream_freshness(conn, scope.tenant)
             timings["erp"] = _ms(step)
             step = time.perf_counter()
@@ -127,7 +142,7 @@ class ContextBuilder:
             )
 
         step = time.perf_counter()
-        learned = self._learned_facts(scope, state, warnings)
+        learned = self._learned_facts(scope, state, warnings) if customer_memories else []
         timings["learned_facts"] = _ms(step)
         step = time.perf_counter()
         hits, recall_warnings, timings["past_cases"] = recall.result()
@@ -142,7 +157,7 @@ class ContextBuilder:
         summary, older_lines = cand.summary_items(state, budget * 12) if state else ([], 0)
         candidates: dict[str, list[cand.Candidate]] = {
             "today": [cand.today_item(today)],
-            "erp_facts": cand.erp_items(facts, scope.tenant, docs, day),
+            "erp_facts": cand.erp_items(facts, scope.tenant, party_kind, docs, day),
             "open_documents": cand.document_items(scope.tenant, docs, day, cfg.max_open_documents),
             "pinned": cand.pinned_items(sid or "", state.pinned, query_clean.text) if state else [],
             "learned_facts": cand.fact_items(learned),
@@ -150,7 +165,9 @@ class ContextBuilder:
             "summary": summary,
             "recent_turns": cand.turn_items(state) if state else [],
         }
-        result = self._fit(scope, sid, today, erp_as_of, state, candidates, warnings, budget, older_lines)
+        result = self._fit(
+            scope, party_kind, sid, today, erp_as_of, state, candidates, warnings, budget, older_lines
+        )
         timings["budget_render"] = _ms(step)
         timings["total"] = _ms(started)
         return ContextResult(**result, timings_ms=timings)
@@ -164,6 +181,7 @@ class ContextBuilder:
         tenant: str | None = None,
         token_budget: int | None = None,
         as_of: datetime | None = None,
+        party_kind: str = "customer",
     ) -> ContextResult:
         """:meth:`build` for async agents: the blocking store reads run in a worker thread."""
         return await asyncio.to_thread(
@@ -174,6 +192,7 @@ class ContextBuilder:
             tenant=tenant,
             token_budget=token_budget,
             as_of=as_of,
+            party_kind=party_kind,
         )
 
     # Sources that may be unavailable: a warning, never a failed context ----------------------------
@@ -207,7 +226,7 @@ class ContextBuilder:
         """(hits, warnings, milliseconds); runs in the recall pool."""
         started = time.perf_counter()
         k = self.memory.settings.context.max_cases
-        if k == 0 or not query:
+        if episodic is None or k == 0 or not query:
             return [], [], 0.0
         try:
             hits = episodic.recall(scope.customer_id, query, k=k, tenant=scope.tenant, as_of=as_of)
@@ -238,6 +257,7 @@ class ContextBuilder:
     def _fit(
         self,
         scope: Scope,
+        party_kind: str,
         sid: str | None,
         today: datetime,
         erp_as_of: datetime,
@@ -266,6 +286,7 @@ class ContextBuilder:
                     )
                     bodies[s] = "\n".join(ch.text for ch in chosen)
             return render(
+                party_kind=party_kind,
                 customer_id=scope.customer_id, tenant=scope.tenant, erp_as_of=as_of_text,
                 summary_label=summary_label, warnings=notes, bodies=bodies,
             )  # fmt: skip
@@ -308,6 +329,7 @@ class ContextBuilder:
             )
         return {
             "customer_id": scope.customer_id,
+            "party_kind": party_kind,
             "tenant": scope.tenant,
             "session_id": sid,
             "today": today,

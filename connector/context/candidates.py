@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from connector.context.quote import one_line, quote
-from connector.context.sources import CustomerFacts, OpenDocument
+from connector.context.sources import PAYABLE_TYPES, CustomerFacts, OpenDocument
 from connector.working.models import PinnedValue, SessionState, Turn
 from connector.working.text import compact_json
 
@@ -72,11 +72,11 @@ def today_item(today: datetime) -> Candidate:
 
 
 def erp_items(
-    facts: CustomerFacts, tenant: str, docs: Sequence[OpenDocument], today: date
+    facts: CustomerFacts, tenant: str, kind: str, docs: Sequence[OpenDocument], today: date
 ) -> list[Candidate]:
     p = facts.party
-    source = f"party:{tenant}/customer/{p.external_id}"
-    parts = [f"Customer {one_line(p.external_id, 128)}"]
+    source = f"party:{tenant}/{kind}/{p.external_id}"
+    parts = [f"{kind.capitalize()} {one_line(p.external_id, 128)}"]
     if p.name:
         parts[0] += f" — {one_line(p.name, 120)}"
     for label, value in (
@@ -91,20 +91,22 @@ def erp_items(
         if value not in (None, ""):
             parts.append(f"{label} {one_line(value, 80)}")
     items = [Candidate("erp_facts", source, "; ".join(parts), fixed=True)]
-    items.append(_balance_item(source, docs, today))
+    items.append(_balance_item(source, kind, docs, today))
     extra_rows: list[tuple[str, str]] = []
-    if p.email or p.phone:
-        extra_rows.append(("contact", ", ".join(one_line(v, 120) for v in (p.email, p.phone) if v)))
-    for c in facts.contacts:
-        fields = ", ".join(one_line(v, 120) for v in (c.name, c.email, c.phone) if v)
-        if fields:
-            extra_rows.append((f"contact ({one_line(c.role, 32)})", fields))
-    for a in facts.addresses:
-        fields = ", ".join(
-            one_line(v, 80) for v in (a.line1, a.line2, a.city, a.region, a.postal_code, a.country) if v
-        )
-        if fields:
-            extra_rows.append((f"address ({one_line(a.role, 32)})", fields))
+    contacts = [(c.role, (c.name, c.email, c.phone)) for c in facts.contacts]
+    if (p.email or p.phone) and not any(p.email and p.email in fields for _, fields in contacts):
+        contacts.insert(0, ("account", (None, p.email, p.phone)))
+    addresses = [
+        (a.role, (a.line1, a.line2, a.city, a.region, a.postal_code, a.country)) for a in facts.addresses
+    ]
+    for label, rows in (("contact", contacts), ("address", addresses)):
+        roles: dict[str, list[str]] = {}  # identical entries under several roles become one line
+        for role, values in rows:
+            text = ", ".join(one_line(v, 120) for v in values if v)
+            if text:
+                roles.setdefault(text, []).append(one_line(role, 32))
+        for text, names in roles.items():
+            extra_rows.append((f"{label} ({', '.join(dict.fromkeys(names))})", text))
     for name, value in facts.attributes:
         extra_rows.append(
             (f"attribute {one_line(name, 64)}", one_line(value if value is not None else "", 160))
@@ -121,26 +123,34 @@ def erp_items(
     return items
 
 
-def _balance_item(source: str, docs: Sequence[OpenDocument], today: date) -> Candidate:
-    receivable = [d for d in docs if d.doc_type in ("ar_invoice", "credit_memo") and d.balance is not None]
+def _balance_item(source: str, kind: str, docs: Sequence[OpenDocument], today: date) -> Candidate:
+    """Open receivables of a customer (invoices less credit memos) or payables of a vendor (bills)."""
+    what, types = (
+        ("payables", ("ap_bill",)) if kind == "vendor" else ("receivables", ("ar_invoice", "credit_memo"))
+    )
+    receivable = [d for d in docs if d.doc_type in types and d.balance is not None]
     by_currency: dict[str, list[Decimal]] = {}
     overdue: dict[str, list[Decimal]] = {}
     for d in receivable:
         sign = Decimal(-1) if d.doc_type == "credit_memo" else Decimal(1)
         assert d.balance is not None
         by_currency.setdefault(d.currency or "", []).append(sign * d.balance)
-        if d.doc_type == "ar_invoice" and d.overdue_days(today):
+        if d.overdue_days(today):
             overdue.setdefault(d.currency or "", []).append(d.balance)
     if not receivable:
-        text = "- open receivables: none"
+        text = f"- open {what}: none"
     else:
         totals = ", ".join(
             f"{money(sum(v, Decimal(0)))} {c}".rstrip() for c, v in sorted(by_currency.items())
         )
         late = ", ".join(f"{money(sum(v, Decimal(0)))} {c}".rstrip() for c, v in sorted(overdue.items()))
         n_late = sum(len(v) for v in overdue.values())
-        text = f"- open receivables: {totals} across {len(receivable)} documents"
-        text += f"; overdue: {late} across {n_late} invoices" if n_late else "; none overdue"
+        text = f"- open {what}: {totals} across {len(receivable)} documents"
+        text += (
+            f"; overdue: {late} across {n_late} {'bills' if kind == 'vendor' else 'invoices'}"
+            if n_late
+            else "; none overdue"
+        )
     return Candidate("erp_facts", f"{source}#balance", text, rank=0, order=0)
 
 
@@ -160,14 +170,17 @@ def document_items(tenant: str, docs: Sequence[OpenDocument], today: date, limit
     items = []
     for rank, d in enumerate(ordered[:limit]):
         parts = [f"- {one_line(d.number, 64)} ({DOC_LABELS.get(d.doc_type, d.doc_type)})"]
+        if d.doc_date:
+            parts.append(f"dated {d.doc_date.isoformat()}")
         if d.due_date:
             late = d.overdue_days(today)
-            parts.append(f"due {d.due_date.isoformat()}" + (f", {late} days overdue" if late else ""))
-        elif d.doc_date:
-            parts.append(f"dated {d.doc_date.isoformat()}")
+            word = "due" if d.doc_type in PAYABLE_TYPES else "requested"
+            parts.append(f"{word} {d.due_date.isoformat()}" + (f", {late} days overdue" if late else ""))
         currency = f" {d.currency}" if d.currency else ""
-        if d.balance is not None or d.amount is not None:
+        if d.balance is not None:
             parts.append(f"balance {money(d.balance)} of {money(d.amount)}{currency}")
+        elif d.amount is not None:
+            parts.append(f"amount {money(d.amount)}{currency}")
         if d.status:
             parts.append(f"status {one_line(d.status, 32)}")
         if d.customer_ref:

@@ -50,6 +50,7 @@ class ContextResult:
     """
 
     customer_id: str
+    party_kind: str
     tenant: str
     session_id: str | None
     today: datetime

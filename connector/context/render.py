@@ -16,9 +16,8 @@ EMPTY = "(none)"
 @lru_cache(maxsize=4)
 def context_template(name: str = TEMPLATE_FILE) -> Template:
     template = Template(prompt_text(name))
-    missing = {"customer_id", "tenant", "warnings", "erp_as_of", "summary_label"} - set(
-        template.get_identifiers()
-    )
+    wanted = {"party_kind", "customer_id", "tenant", "warnings", "erp_as_of", "summary_label"}
+    missing = wanted - set(template.get_identifiers())
     if missing:
         raise ValueError(f"prompts/{name} lacks placeholders: {', '.join(sorted(missing))}")
     return template
@@ -32,6 +31,7 @@ def warnings_block(warnings: Sequence[str]) -> str:
 
 def render(
     *,
+    party_kind: str,
     customer_id: str,
     tenant: str,
     erp_as_of: str,
@@ -42,6 +42,7 @@ def render(
     """The whole context; a section without items reads ``(none)``."""
     values = {name: (body if body else EMPTY) for name, body in bodies.items()}
     values.update(
+        party_kind=party_kind,
         customer_id=one_line(customer_id, 128),
         tenant=one_line(tenant, 64),
         erp_as_of=erp_as_of,

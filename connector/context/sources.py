@@ -24,7 +24,7 @@ attribute_t: sa.Table = PartyAttribute.__table__  # type: ignore[attr-defined]
 document_t: sa.Table = Document.__table__  # type: ignore[attr-defined]
 sync_state_t: sa.Table = SyncState.__table__  # type: ignore[attr-defined]
 
-CUSTOMER = "customer"
+PAYABLE_TYPES = frozenset({"ar_invoice", "ap_bill"})
 MAX_OPEN_DOCUMENTS_READ = 1000  # totals are computed over at most this many open documents
 
 
@@ -51,16 +51,20 @@ class OpenDocument:
     customer_ref: str | None
 
     def overdue_days(self, today: date) -> int:
-        return (today - self.due_date).days if self.due_date and self.due_date < today else 0
+        """Days past due for invoices and bills; orders and credit memos are never overdue."""
+        if self.doc_type not in PAYABLE_TYPES or not self.due_date or self.due_date >= today:
+            return 0
+        return (today - self.due_date).days
 
 
 # Statements are built once; each read only binds its parameters.
 _TENANT: Any = sa.bindparam("tenant")
-_CUSTOMER: Any = sa.bindparam("customer")
+_KIND: Any = sa.bindparam("kind")
+_PARTY_ID: Any = sa.bindparam("party")
 _PARTY = sa.select(party_t).where(
     party_t.c.tenant == _TENANT,
-    party_t.c.kind == CUSTOMER,
-    party_t.c.external_id == _CUSTOMER,
+    party_t.c.kind == _KIND,
+    party_t.c.external_id == _PARTY_ID,
     party_t.c.deleted_at.is_(None),
 )
 
@@ -68,8 +72,8 @@ _PARTY = sa.select(party_t).where(
 def _children(table: sa.Table, *order: Any) -> Any:
     owner = (
         table.c.tenant == _TENANT,
-        table.c.party_kind == CUSTOMER,
-        table.c.party_external_id == _CUSTOMER,
+        table.c.party_kind == _KIND,
+        table.c.party_external_id == _PARTY_ID,
     )
     return sa.select(table).where(*owner).order_by(*order)
 
@@ -79,8 +83,9 @@ _ADDRESSES = _children(address_t, address_t.c.ordinal, address_t.c.id)
 _ATTRIBUTES = _children(attribute_t, attribute_t.c.name)
 
 
-def load_customer(conn: Connection, tenant: str, customer_id: str) -> CustomerFacts | None:
-    params = {"tenant": tenant, "customer": customer_id}
+def load_party(conn: Connection, tenant: str, kind: str, party_id: str) -> CustomerFacts | None:
+    """The customer or vendor with its contacts, addresses and attributes, or None."""
+    params = {"tenant": tenant, "kind": kind, "party": party_id}
     party = conn.execute(_PARTY, params).one_or_none()
     if party is None:
         return None
@@ -92,11 +97,11 @@ def load_customer(conn: Connection, tenant: str, customer_id: str) -> CustomerFa
     )
 
 
-def close_matches(conn: Connection, tenant: str, customer_id: str, limit: int = 5) -> list[str]:
-    """Customer ids of the tenant whose id or name resembles ``customer_id`` (for the error)."""
+def close_matches(conn: Connection, tenant: str, kind: str, customer_id: str, limit: int = 5) -> list[str]:
+    """Party ids of the tenant and kind whose id or name resembles ``customer_id`` (for the error)."""
     rows = conn.execute(
         sa.select(party_t.c.external_id, party_t.c.name).where(
-            party_t.c.tenant == tenant, party_t.c.kind == CUSTOMER, party_t.c.deleted_at.is_(None)
+            party_t.c.tenant == tenant, party_t.c.kind == kind, party_t.c.deleted_at.is_(None)
         )
     ).all()
     by_key: dict[str, str] = {}
@@ -125,8 +130,8 @@ _OPEN_DOCUMENTS = (
     )
     .where(
         document_t.c.tenant == _TENANT,
-        document_t.c.party_kind == CUSTOMER,
-        document_t.c.party_external_id == _CUSTOMER,
+        document_t.c.party_kind == _KIND,
+        document_t.c.party_external_id == _PARTY_ID,
         document_t.c.is_open.is_(True),
         document_t.c.deleted_at.is_(None),
     )
@@ -140,8 +145,8 @@ _STREAMS = (
 )
 
 
-def open_documents(conn: Connection, tenant: str, customer_id: str) -> list[OpenDocument]:
-    rows = conn.execute(_OPEN_DOCUMENTS, {"tenant": tenant, "customer": customer_id})
+def open_documents(conn: Connection, tenant: str, kind: str, party_id: str) -> list[OpenDocument]:
+    rows = conn.execute(_OPEN_DOCUMENTS, {"tenant": tenant, "kind": kind, "party": party_id})
     return [OpenDocument(*row) for row in rows]
 
 
