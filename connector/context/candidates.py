@@ -184,7 +184,8 @@ def document_items(tenant: str, docs: Sequence[OpenDocument], today: date, limit
         if d.status:
             parts.append(f"status {one_line(d.status, 32)}")
         if d.customer_ref:
-            parts.append(f"customer ref {one_line(d.customer_ref, 64)}")
+            ref = "vendor ref" if d.doc_type == "ap_bill" else "customer ref"
+            parts.append(f"{ref} {one_line(d.customer_ref, 64)}")
         if d.description:
             parts.append(f'"{one_line(d.description, 120)}"')
         source = f"document:{tenant}/{d.doc_type}/{d.external_id}"
