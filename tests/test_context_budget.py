@@ -11,6 +11,7 @@ from connector.context import ContextResult
 from connector.memory import Memory
 from connector.settings import ContextSettings, Settings, WorkingMemorySettings
 from connector.tokens import count_tokens
+from connector.working import NewTurn
 
 WORDS = "the pallet of copper fittings arrived late and the customer asked for a refund of freight " * 6
 
@@ -35,8 +36,9 @@ def full_memory(sqlite_engine: Engine, settings: Settings) -> Memory:
         )
     memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_invoice",
                        tool_result={"ReferenceNbr": "INV-004821", "Amount": "18250.40"})  # fmt: skip
-    for i in range(80):
-        memory.record_turn("s-1", "ABARTENDE", "user" if i % 2 == 0 else "assistant", f"turn {i}: {WORDS}")
+    turns = [NewTurn("user" if i % 2 == 0 else "assistant", f"turn {i}: {WORDS}") for i in range(80)]
+    for start in range(0, 80, 10):
+        memory.working.record_turns("s-1", "ABARTENDE", turns[start : start + 10])
     return memory
 
 
