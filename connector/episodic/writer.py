@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
 
 from connector.embeddings.base import Vectors
 from connector.episodic.documents import extract_doc_keys, keys_for_documents, normalise_documents
@@ -149,6 +150,12 @@ class CaseWriter:
         self.episodic = episodic
 
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
+        try:
+            return self._write(cases)
+        except IntegrityError:  # another writer recorded one of these case keys first: now it exists
+            return self._write(cases)
+
+    def _write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
         memory = self.episodic.memory
         engine = memory.engine
         with engine.connect() as conn:
