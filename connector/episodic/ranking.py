@@ -1,10 +1,11 @@
 """Ranking a customer's entries: cosine by numpy, a calibrated threshold, document-number matches first.
 
 Score thresholds are per embedding model because score scales differ between models.
-How they were calibrated (``scripts/bench_episodic --calibrate`` reproduces it): on the labelled
-set in ``benchmarks/`` every query is scored against every live entry *of its own customer*; the
-scores of the expected cases (true matches) and of the other cases (non-matches) form two
-distributions. The threshold is the largest value that keeps at least 99% of true matches, so it
+How they were calibrated (``scripts/bench_episodic --skip-scale`` prints it, with the configured
+embedder): on the labelled set in ``benchmarks/`` every semantic query (document-number queries are
+matched lexically) is scored against every entry *of its own customer*; the scores of the expected
+cases (true matches) and of the other cases (non-matches) form two distributions. The threshold is
+the 1st percentile of the true-match scores, i.e. it keeps 99% of true matches, so it
 almost never hides the right case and drops only clearly unrelated ones (recall ranks within one
 customer, so precision comes from the scope and the top-k, not from the threshold).
 OpenAI models are not calibrated here (no network on the build machines): they, and any other
