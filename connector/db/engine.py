@@ -13,7 +13,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.pool import NullPool
 
 from connector.errors import StoreError
 from connector.settings import Settings
@@ -44,8 +43,14 @@ def create_db_engine(url: str, *, echo: bool = False) -> Engine:
         db_path = sa.engine.make_url(url).database
         if db_path and db_path != ":memory:":
             Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+        # A small pool: opening a SQLite connection and setting its pragmas costs more than most queries.
         engine = sa.create_engine(
-            url, echo=echo, poolclass=NullPool, connect_args={"timeout": 30, "check_same_thread": False}
+            url,
+            echo=echo,
+            pool_size=5,
+            max_overflow=10,
+            pool_pre_ping=False,
+            connect_args={"timeout": 30, "check_same_thread": False},
         )
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         return engine
