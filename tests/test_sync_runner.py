@@ -430,3 +430,20 @@ class StopAfterPage(NullReporter):
     def page_done(self, tenant: str, stream: str, page: int, records: int, total_records: int) -> None:
         if page == self.page:
             self.stop.request("SIGTERM")
+
+
+@pytest.mark.postgres
+def test_a_large_first_load_refreshes_postgres_planner_statistics(
+    pg_engine: Engine, clock: FrozenClock
+) -> None:
+    erp = StubAdapter("acme", page_size=500)
+    erp.add_stream("Customer", "party")
+    erp.put("Customer", *[customer(f"C{i:05d}", T0 + timedelta(seconds=i)) for i in range(1200)])
+
+    runner_for(make_memory(pg_engine, clock), erp).run()
+
+    with pg_engine.connect() as conn:
+        analysed = conn.execute(
+            sa.text("SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'party'")
+        ).scalar_one()
+    assert analysed

@@ -33,6 +33,7 @@ from connector.db.engine import safe_url
 from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_t, upsert_records
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
 from connector.settings import TenantSettings
+from connector.sync.analyze import StatsKeeper
 from connector.sync.locks import stream_lock
 from connector.sync.prefetch import Prefetcher
 from connector.sync.progress import NullReporter, Reporter
@@ -97,6 +98,7 @@ class _StreamRun:
         self.retries_at_start = adapter.retry_count
         self.run: RunRecord | None = None
         self.hold_watermark = False  # the window never read stably: do not advance
+        self.stats = StatsKeeper(runner.memory.engine)
 
     @property
     def tenant(self) -> str:
@@ -404,6 +406,7 @@ class SyncRunner:
                 run.counters = previous
                 raise
         sr.known_kinds |= kinds
+        sr.stats.inserted(sr.spec.record_type, upserted.inserted)
         self.reporter.page_done(
             sr.tenant, sr.stream, counters.pages, len(page.records), counters.records_read
         )
