@@ -7,7 +7,7 @@ working memory (the conversation, pruned), merged by ``build_context`` into one 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from connector.errors import (
     AlreadyRunning,
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from connector.context import ContextResult
+    from connector.episodic.models import CaseHit, RecordedCase
     from connector.memory import Memory
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "ERPRateLimited",
     "EmbeddingModelMismatch",
     "LLMError",
+    "Memory",
     "ScopeError",
     "Settings",
     "StoreError",
@@ -51,7 +53,10 @@ __all__ = [
     "UnknownCustomerError",
     "abuild_context",
     "build_context",
+    "forget",
     "load_settings",
+    "recall_cases",
+    "record_case",
 ]
 
 _default_memory: Memory | None = None
@@ -111,3 +116,27 @@ async def abuild_context(
         as_of=as_of,
         party_kind=party_kind,
     )
+
+
+def record_case(customer_id: str, request: str, resolution: str, **kw: Any) -> RecordedCase:
+    """Record a resolved case's factual outcome in episodic memory (see ``Memory.record_case``)."""
+    return _memory().record_case(customer_id, request, resolution, **kw)  # type: ignore[no-any-return]
+
+
+def recall_cases(customer_id: str, query: str, k: int = 3, **kw: Any) -> list[CaseHit]:
+    """This customer's past cases most similar to ``query``: scope first, similarity second."""
+    return _memory().recall_cases(customer_id, query, k=k, **kw)  # type: ignore[no-any-return]
+
+
+def forget(customer_id: str, *, tenant: str | None = None) -> dict[str, int]:
+    """Erase a customer's cases, working memory and learned facts from every store."""
+    return _memory().forget(customer_id, tenant=tenant)
+
+
+def __getattr__(name: str) -> Any:
+    # ``Memory`` is imported lazily so ``import connector`` stays cheap (no SQLAlchemy engine, no ONNX).
+    if name == "Memory":
+        from connector.memory import Memory
+
+        return Memory
+    raise AttributeError(f"module 'connector' has no attribute {name!r}")

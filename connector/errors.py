@@ -8,6 +8,10 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     │   └── EmbeddingModelMismatch  an index was built with another embedding model / dimension
     ├── ScopeError                  a blank/missing customer id or a scope that cannot be honoured
     ├── UnknownCustomerError        the customer is not in semantic memory (carries close matches)
+    ├── InvalidTurnError            a turn or pin that cannot be stored (connector.working.models)
+    ├── UnknownSessionError         no such working-memory session (connector.working.models)
+    ├── FactError                   a learned fact that cannot be stored (connector.facts.models)
+    ├── ContextInputError           a build_context argument that cannot be used (connector.context.query)
     ├── ERPError                    anything an ERP adapter raises
     │   ├── ERPTransportError       network failure or timeout (retriable)
     │   ├── ERPRateLimited          429 or "API Login Limit" (retriable later; carries retry_after)
