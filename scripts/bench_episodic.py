@@ -249,6 +249,12 @@ def main() -> int:
                         skipped.append(size)
                         continue
                 results.append(scale(Path(tmp) / f"scale-{size}", size, args.queries, args.naive_queries))
+                done = results[-1]
+                print(
+                    f"  size {size:,}: loaded in {done['load_s']} s, recall p95 {done['recall_p95_ms']} ms, "
+                    f"filtered query p95 {done['naive_p95_ms']} ms",
+                    flush=True,
+                )
         header = f"{'entries':>9} {'per cust':>8} {'load s':>7} {'embed p50/p95':>14} {'recall p50/p95':>15} "
         print("\n" + header + f"{'naive filter p50/p95':>21} {'speedup p95':>11} {'recall cpu p50/p95':>19}")
         for r in results:
