@@ -34,7 +34,9 @@ from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAtt
 from connector.db.upsert import _row_for, upsert_records  # _row_for: both paths write the same rows
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
+from connector.sync.analyze import StatsKeeper
 from connector.sync.runner import SyncRunner
+from connector.sync.state import record_kind
 
 STREAMS = ("Customer", "Invoice", "SalesOrder")
 ENTITY_COUNT_ARGS = {"Customer": "customers", "Invoice": "invoices", "SalesOrder": "sales_orders"}
@@ -177,10 +179,13 @@ def fetch_sample(memory: Memory, tenant: TenantSettings, limit: int) -> tuple[li
 def bulk_upsert(engine: Engine, batches: list[list[Record]]) -> Timed:
     """The sync job's write path on in-memory records: one transaction and one upsert per page."""
     count = sum(len(b) for b in batches)
+    stats = StatsKeeper(engine)  # as the runner does: keep PostgreSQL's statistics current
     start = time.perf_counter()
     for batch in batches:
         with engine.begin() as conn:
-            upsert_records(conn, batch, _CLOCK.now())
+            counts = upsert_records(conn, batch, _CLOCK.now())
+        if batch:
+            stats.inserted(record_kind(batch[0])[0], counts.inserted)
     return Timed(time.perf_counter() - start, count, count, {})
 
 
@@ -248,75 +253,67 @@ class _Rows(list[list[str]]):
         print("  ".join(row), file=sys.stderr, flush=True)
 
 
-def bench_backend(
-    label: str, engine: Engine, fake: FakeProcess, args: argparse.Namespace, rows: list[list[str]]
-) -> dict[str, Any]:
+def _rate_row(label: str, run: str, t: Timed) -> list[str]:
+    return [label, run, f"{t.records:,}", f"{t.seconds:.1f}", f"{t.records / t.seconds:,.0f}"]
+
+
+def bench_stores(
+    engines: dict[str, Engine], fake: FakeProcess, args: argparse.Namespace, rows: list[list[str]]
+) -> dict[str, dict[str, Any]]:
+    """Every phase on every store in turn, so each store sees the same ERP state and the same change."""
     tenant = tenant_for(fake, args.page_size)
-    memory = Memory(Settings(tenants=[tenant]), clock=SystemClock(), engine=engine, llm=None)
-    full = timed_sync(memory)
-    rows.append(
-        [
-            label,
-            "full sync",
-            f"{full.records:,}",
-            f"{full.seconds:.1f}",
-            f"{full.records / full.seconds:,.0f}",
-        ]
-    )
-    fake.control("reset")
-    noop = timed_sync(memory)
-    lists = fake.control("lists")
-    rows.append(
-        [label, "no-change incremental", f"{noop.records:,}", f"{noop.seconds:.2f}", f"lists {lists}"]
-    )
+    memories = {
+        label: Memory(Settings(tenants=[tenant]), clock=SystemClock(), engine=engine, llm=None)
+        for label, engine in engines.items()
+    }
+    out: dict[str, dict[str, Any]] = {label: {} for label in engines}
+    for label, memory in memories.items():
+        full = timed_sync(memory)
+        rows.append(_rate_row(label, "full sync", full))
+        out[label] |= {"full_records_per_s": full.records / full.seconds, "full_s": full.seconds}
+    for label, memory in memories.items():
+        fake.control("reset")
+        noop = timed_sync(memory)
+        lists = fake.control("lists")
+        rows.append(
+            [label, "no-change incremental", f"{noop.records:,}", f"{noop.seconds:.2f}", f"lists {lists}"]
+        )
+        out[label] |= {"noop_s": noop.seconds, "noop_lists": lists}
     changed = 0
     for stream in STREAMS:
         changed += fake.control("touch", entity=stream, count=max(1, _size(args, stream) // 100))["stamped"]
-    one = timed_sync(memory)
-    rows.append(
-        [
-            label,
-            f"1% changed ({changed:,})",
-            f"{one.records:,}",
-            f"{one.seconds:.2f}",
-            f"written {one.written:,}",
-        ]
-    )
-    batches, fetch_rate = fetch_sample(memory, tenant, args.baseline_records)
-    rows.append(
-        [label, "read only (HTTP + mapping)", f"{sum(len(b) for b in batches):,}", "", f"{fetch_rate:,.0f}"]
-    )
-    timings: dict[str, Timed] = {}
-    for name, write in (("bulk upsert", bulk_upsert), ("row-by-row ORM", row_by_row)):
-        scratch = scratch_like(engine, label)
-        try:
-            timings[name] = write(scratch, batches)
-        finally:
-            scratch.dispose()
-        t = timings[name]
+    for label, memory in memories.items():
+        one = timed_sync(memory)
         rows.append(
             [
                 label,
-                f"write path: {name}",
-                f"{t.records:,}",
-                f"{t.seconds:.1f}",
-                f"{t.records / t.seconds:,.0f}",
+                f"1% changed ({changed:,})",
+                f"{one.records:,}",
+                f"{one.seconds:.2f}",
+                f"written {one.written:,}",
             ]
         )
-    bulk, base = timings["bulk upsert"], timings["row-by-row ORM"]
-    return {
-        "full_records_per_s": full.records / full.seconds,
-        "full_s": full.seconds,
-        "full_records": full.records,
-        "noop_s": noop.seconds,
-        "noop_lists": lists,
-        "one_percent_changed": changed,
-        "one_percent_rows_written": one.written,
-        "one_percent_s": one.seconds,
-        "row_by_row_records_per_s": base.records / base.seconds,
-        "bulk_upsert_records_per_s": bulk.records / bulk.seconds,
-        "read_only_records_per_s": fetch_rate,
-    }
+        out[label] |= {"one_percent_changed": changed, "one_percent_rows_written": one.written}
+        out[label] |= {"one_percent_s": one.seconds}
+    first = next(iter(memories.values()))
+    batches, fetch_rate = fetch_sample(first, tenant, args.baseline_records)
+    rows.append(
+        ["-", "read only (HTTP + mapping)", f"{sum(len(b) for b in batches):,}", "", f"{fetch_rate:,.0f}"]
+    )
+    for label, engine in engines.items():
+        for name, key, write in (
+            ("bulk upsert", "bulk_upsert_records_per_s", bulk_upsert),
+            ("row-by-row ORM", "row_by_row_records_per_s", row_by_row),
+        ):
+            scratch = scratch_like(engine, label)
+            try:
+                t = write(scratch, batches)
+            finally:
+                scratch.dispose()
+            rows.append(_rate_row(label, f"write path: {name}", t))
+            out[label][key] = t.records / t.seconds
+        out[label]["read_only_records_per_s"] = fetch_rate
+    return out
 
 
 def _size(args: argparse.Namespace, stream: str) -> int:
@@ -394,11 +391,11 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     rows: list[list[str]] = _Rows()
-    results: dict[str, dict[str, Any]] = {}
     try:
-        results["sqlite"] = bench_backend("sqlite", sqlite_store(workdir, "bench.sqlite3"), fake, args, rows)
+        engines = {"sqlite": sqlite_store(workdir, "bench.sqlite3")}
         if not args.skip_postgres:
-            results["postgres"] = bench_backend("postgres", pg_store(args.pg_admin_url), fake, args, rows)
+            engines["postgres"] = pg_store(args.pg_admin_url)
+        results = bench_stores(engines, fake, args, rows)
     finally:
         fake.stop()
         drop_scratch()
