@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
+    DotEnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -26,6 +27,19 @@ from connector.errors import ConfigError
 
 ENV_PREFIX = "CONNECTOR_"
 DEFAULT_CONFIG_FILE = Path("config/connector.toml")
+
+
+def _environment_value(name: str) -> str | None:
+    """A variable from the process environment, else from ./.env (never logged)."""
+    if name in os.environ:
+        return os.environ[name]
+    env_file = Path(".env")
+    if env_file.is_file():
+        from dotenv import dotenv_values
+
+        value = dotenv_values(env_file).get(name)
+        return value if value is not None else None
+    return None
 
 
 class TenantSettings(BaseModel):
@@ -66,6 +80,23 @@ class TenantSettings(BaseModel):
     sync_interval_minutes: int = Field(default=15, ge=1)
     streams: list[str] | None = None  # None = every stream of the adapter
     custom_fields: dict[str, list[str]] = Field(default_factory=dict)  # stream -> ["View.Field", ...]
+
+    # Secrets can stay out of the settings file: name an environment variable (also read from .env).
+    password_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    client_secret_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    @model_validator(mode="after")
+    def _secrets_from_environment(self) -> TenantSettings:
+        for field in ("password", "client_secret", "api_key"):
+            variable = getattr(self, f"{field}_env")
+            if variable is None or getattr(self, field) is not None:
+                continue
+            value = _environment_value(variable)
+            if value is None:
+                raise ValueError(f"{field}_env names {variable}, which is not set in the environment or .env")
+            setattr(self, field, SecretStr(value))
+        return self
 
     @field_validator("base_url")
     @classmethod
@@ -231,7 +262,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings, dotenv_settings]
+        sources: list[PydanticBaseSettingsSource] = [
+            init_settings,
+            env_settings,
+            _OwnKeysDotEnv(settings_cls),
+        ]
         toml_file = config_file_path()
         if toml_file is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
@@ -271,6 +306,14 @@ class Settings(BaseSettings):
         if len(self.tenants) >= 1:
             return self.tenants[0].name
         return "default"
+
+
+class _OwnKeysDotEnv(DotEnvSettingsSource):
+    """The ``.env`` source, ignoring variables without our prefix (secrets named by ``*_env`` live there)."""
+
+    def __call__(self) -> dict[str, Any]:
+        fields = self.settings_cls.model_fields
+        return {key: value for key, value in super().__call__().items() if key in fields}
 
 
 def config_file_path() -> Path | None:

@@ -113,3 +113,43 @@ def test_unknown_tenant_lists_configured_ones(tmp_path: Path, monkeypatch: pytes
     write_config(tmp_path, TOML, monkeypatch)
     with pytest.raises(ConfigError, match="configured tenants: acu, s4"):
         load_settings().tenant("nope")
+
+
+def test_tenant_secret_from_a_named_environment_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(
+        tmp_path, TOML.replace('password = "hunter2-secret"', 'password_env = "ACU_PW"'), monkeypatch
+    )
+    monkeypatch.setenv("ACU_PW", "from-env-secret")
+    tenant = load_settings().tenant("acu")
+    assert tenant.password is not None
+    assert tenant.password.get_secret_value() == "from-env-secret"
+    assert "from-env-secret" not in repr(tenant)
+
+
+def test_tenant_secret_from_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config(
+        tmp_path, TOML.replace('password = "hunter2-secret"', 'password_env = "ACU_PW2"'), monkeypatch
+    )
+    (tmp_path / ".env").write_text("ACU_PW2=dotenv-secret\n")
+    tenant = load_settings().tenant("acu")
+    assert tenant.password is not None and tenant.password.get_secret_value() == "dotenv-secret"
+
+
+def test_missing_secret_variable_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config(
+        tmp_path, TOML.replace('password = "hunter2-secret"', 'password_env = "NOPE_PW"'), monkeypatch
+    )
+    with pytest.raises(ConfigError, match=r"tenants\.0.*NOPE_PW"):
+        load_settings()
+
+
+def test_example_settings_file_is_valid(monkeypatch: pytest.MonkeyPatch) -> None:
+    from connector.resources import config_dir
+
+    monkeypatch.setenv("CONNECTOR_CONFIG_FILE", str(config_dir() / "connector.example.toml"))
+    monkeypatch.setenv("ACUMATICA_PASSWORD", "x")
+    monkeypatch.setenv("S4_PASSWORD", "y")
+    settings = load_settings()
+    assert [t.name for t in settings.tenants] == ["acumatica-prod", "s4-prod"]
