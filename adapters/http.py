@@ -52,6 +52,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 import httpx
+import orjson
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from connector.clock import Clock, SystemClock
@@ -212,6 +213,15 @@ def default_decoder(erp: str, *, tenant: str | None = None) -> ErrorDecoder:
         )
 
     return decode
+
+
+def _parse_json(body: bytes) -> Any:
+    """orjson first (a full sync spent a sixth of its time in ``json.loads``); the stdlib decides
+    whatever orjson refuses (NaN, huge ints, non-UTF-8 encodings), so results are unchanged."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return jsonlib.loads(body)
 
 
 def safe_url(url: httpx.URL | str) -> str:
@@ -492,7 +502,7 @@ class HttpClient:
         def send_and_parse() -> Any:
             response = self._send(method, url, params=params, json=json, data=data, headers=headers)
             try:
-                return jsonlib.loads(response.content)
+                return _parse_json(response.content)
             except ValueError:
                 raise MalformedResponse(
                     f"{self.erp} {method} {safe_url(response.request.url)} returned HTTP "
