@@ -7,9 +7,11 @@ explicitly with ``connector db upgrade`` (a production schema should not change 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
@@ -54,7 +56,28 @@ def create_db_engine(url: str, *, echo: bool = False) -> Engine:
         )
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return sa.create_engine(url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    return sa.create_engine(
+        url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5, json_serializer=_pg_json
+    )
+
+
+def _pg_json(value: Any) -> str:
+    """JSONB parameters through orjson (several times faster than ``json.dumps``); PostgreSQL
+    parses the text, so only the value matters. Whatever orjson cannot encode goes to the stdlib."""
+    try:
+        return orjson.dumps(value, option=_PASSTHROUGH, default=_refuse).decode()
+    except TypeError:
+        return json.dumps(value)
+
+
+_PASSTHROUGH = (
+    orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+def _refuse(value: Any) -> Any:
+    """orjson ``default``: hand every non-JSON value back to ``json.dumps`` (same result or error)."""
+    raise TypeError(type(value).__name__)
 
 
 def safe_url(url: str) -> str:

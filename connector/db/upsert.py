@@ -8,6 +8,7 @@ watermark in the same one). Works on SQLite and PostgreSQL through ``INSERT .. O
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -116,6 +117,9 @@ def _key_columns(table: sa.Table) -> list[str]:
     return ["tenant", kind, "external_id"] if kind else ["tenant", "external_id"]
 
 
+_TEXT_ARRAY = postgresql.ARRAY(sa.Text())
+
+
 def _existing_hashes(
     conn: Connection, table: sa.Table, rows: Sequence[dict[str, Any]]
 ) -> dict[tuple[Any, ...], tuple[str, bool]]:
@@ -126,13 +130,20 @@ def _existing_hashes(
     groups: dict[tuple[Any, ...], list[str]] = {}
     for row in rows:
         groups.setdefault(tuple(row[k] for k in keys[:-1]), []).append(row["external_id"])
+    postgres = conn.dialect.name == "postgresql"
     for prefix, ids in groups.items():
         for start in range(0, len(ids), 5000):
             chunk = ids[start : start + 5000]
             cond = [table.c[k] == v for k, v in zip(keys[:-1], prefix, strict=True)]
+            # PostgreSQL: one array parameter, not thousands of rendered IN parameters per page.
+            match = (
+                table.c.external_id == sa.func.any(sa.bindparam("ids", chunk, type_=_TEXT_ARRAY))
+                if postgres
+                else table.c.external_id.in_(chunk)
+            )
             stmt = sa.select(
                 *[table.c[k] for k in keys], table.c.content_hash, table.c.deleted_at.is_not(None)
-            ).where(*cond, table.c.external_id.in_(chunk))
+            ).where(*cond, match)
             for db_row in conn.execute(stmt):
                 found[tuple(db_row[: len(keys)])] = (db_row[len(keys)], bool(db_row[len(keys) + 1]))
     return found
@@ -152,6 +163,9 @@ def _write_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -
     if not rows:
         return
     keys = _key_columns(table)
+    if conn.dialect.name == "postgresql":
+        _copy_upsert(conn, table, rows, keys)
+        return
     stmt = _insert_stmt(conn, table)
     update_cols = {c: stmt.excluded[c] for c in rows[0] if c not in keys}
     conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_=update_cols), rows)
@@ -254,7 +268,69 @@ def _replace_party_children(
             attributes.append(owner | {"name": name, "value": value})
     for table, rows in ((contact_t, contacts), (address_t, addresses), (attribute_t, attributes)):
         if rows:
-            conn.execute(table.insert(), rows)
+            _insert_rows(conn, table, rows)
+
+
+def _insert_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+    """Plain INSERT of ``rows`` (all with the same keys); COPY on PostgreSQL.
+
+    Child rows outnumber parties several times over, and an executemany sends and plans one
+    statement per row: COPY streams them in one command.
+    """
+    if conn.dialect.name != "postgresql":
+        conn.execute(table.insert(), rows)
+        return
+    _copy(conn, table, table.name, rows)
+
+
+def _copy_upsert(conn: Connection, table: sa.Table, rows: list[dict[str, Any]], keys: list[str]) -> None:
+    """PostgreSQL upsert: COPY into a session temp table, then one INSERT .. SELECT .. ON CONFLICT.
+
+    Same statement semantics as the executemany (keys are unique within ``rows``), without a
+    round trip, bind and plan per row. The stage copies the target's column types, so values are
+    checked exactly as an INSERT checks them; it is emptied before each use.
+    """
+    names = list(rows[0])
+    quote = conn.dialect.identifier_preparer.quote
+    cols = ", ".join(quote(n) for n in names)
+    stage = f"_stage_{table.name}_{zlib.crc32(cols.encode()):08x}"
+    conn.exec_driver_sql(
+        f"CREATE TEMP TABLE IF NOT EXISTS {stage} AS SELECT {cols} FROM {quote(table.name)} WITH NO DATA"
+    )
+    conn.exec_driver_sql(f"TRUNCATE {stage}")
+    _copy(conn, table, stage, rows)
+    updates = ", ".join(f"{quote(n)} = EXCLUDED.{quote(n)}" for n in names if n not in keys)
+    conn.exec_driver_sql(
+        f"INSERT INTO {quote(table.name)} ({cols}) SELECT {cols} FROM {stage} "
+        f"ON CONFLICT ({', '.join(quote(k) for k in keys)}) DO UPDATE SET {updates}"
+    )
+
+
+def _copy(conn: Connection, table: sa.Table, target: str, rows: list[dict[str, Any]]) -> None:
+    """COPY ``rows`` into ``target`` (``table`` or its stage). Values go through each column's bind
+    processor first, so they reach the server as an INSERT would send them; a driver error is
+    raised as SQLAlchemy's, as from ``conn.execute``, so callers' handlers still apply."""
+    names = list(rows[0])
+    pairs = [(name, table.c[name].type._cached_bind_processor(conn.dialect)) for name in names]
+    quote = conn.dialect.identifier_preparer.quote
+    command = f"COPY {quote(target)} ({', '.join(quote(n) for n in names)}) FROM STDIN"
+    driver: Any = conn.connection.driver_connection
+    dbapi: Any = conn.dialect.loaded_dbapi
+    try:  # bind first: a value a column refuses fails before anything is sent, as with execute()
+        if any(p is not None for _, p in pairs):
+            values = [[row[n] if p is None else p(row[n]) for n, p in pairs] for row in rows]
+        else:
+            values = [[row[n] for n in names] for row in rows]
+    except Exception as exc:
+        raise sa.exc.StatementError(
+            f"({type(exc).__module__}.{type(exc).__name__}) {exc}", command, None, exc
+        ) from exc
+    try:
+        with driver.cursor() as cursor, cursor.copy(command) as copy:
+            for value in values:
+                copy.write_row(value)
+    except dbapi.Error as exc:
+        raise sa.exc.DBAPIError.instance(command, None, exc, dbapi.Error) from exc
 
 
 def mark_missing_deleted(
