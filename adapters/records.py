@@ -174,7 +174,8 @@ def content_hash(record: Record) -> str:
     Reads the fields directly instead of ``asdict``, which would deep-copy ``raw`` only to drop it
     (that copy was a third of a full sync's time); the hash is the same.
     """
-    data = {f.name: getattr(record, f.name) for f in fields(record) if f.name != "raw"}
+    names = _HASHED.get(type(record)) or _hashed_fields(type(record))
+    data = {name: getattr(record, name) for name in names}
     try:  # the C encoder; the same text as _jsonable + dumps for the str-keyed dicts records carry
         payload = json.dumps(data, sort_keys=True, separators=(",", ":"), default=_encode_leaf)
     except TypeError:  # a dict with keys of mixed types: canonicalise in Python
@@ -182,8 +183,34 @@ def content_hash(record: Record) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, computed once: ``fields()`` per value was a fifth of the hash."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
+def _hashed_fields(cls: type) -> tuple[str, ...]:
+    return tuple(name for name in _field_names(cls) if name != "raw")
+
+
+for _cls in (Contact, Address, PartyRecord, DocumentRecord, CaseRecord):
+    _field_names(_cls)
+_HASHED = {cls: _hashed_fields(cls) for cls in (PartyRecord, DocumentRecord, CaseRecord)}
+
+
 def _encode_leaf(value: Any) -> Any:
     """``json.dumps`` default: the values JSON lacks, rendered exactly as :func:`_jsonable` does."""
+    cls = type(value)
+    if cls is Decimal:  # exact-type fast paths first; anything else takes the general chain below
+        return format(value.normalize(), "f") if value == value else "NaN"
+    known = _FIELD_NAMES.get(cls)
+    if known is not None:
+        return {name: getattr(value, name) for name in known}
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in fields(value)}
     if isinstance(value, Decimal):

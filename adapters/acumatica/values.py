@@ -44,6 +44,15 @@ def unwrap(record: Mapping[str, Any], name: str) -> Any:
 
 def text(record: Mapping[str, Any], name: str) -> str | None:
     """A string field; blank text is None. Numbers are accepted as their text (ids, codes)."""
+    raw = record.get(name)
+    if type(raw) is dict:  # inline the common shapes (a third of a customer's mapping time was calls)
+        value = raw.get("value", _ABSENT)
+        if type(value) is str:
+            return value.strip() or None
+        if value is None or (value is _ABSENT and not raw.get("error")):
+            return None
+    elif raw is None:
+        return None
     value = unwrap(record, name)
     if value is None:
         return None
