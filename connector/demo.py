@@ -277,6 +277,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"done in {time.perf_counter() - started:.1f} s; run `scripts/demo` again for an incremental sync"
         )
     )
+    console.print(
+        f"Try: CONNECTOR_DATA_DIR={args.data_dir} .venv/bin/connector context {customer} "
+        f'"What do I owe?" --tenant {ACUMATICA} --session {session}',
+        markup=False,
+        highlight=False,
+    )
     return 0
 
 
