@@ -161,3 +161,19 @@ def test_naive_datetime_is_refused() -> None:
 def test_float_money_is_refused(engine: Engine) -> None:
     with pytest.raises(sa.exc.StatementError, match="Decimal"), engine.begin() as conn:
         upsert_records(conn, [party(credit_limit=1.5)], NOW)
+
+
+def test_a_key_written_after_the_classify_is_upserted_not_refused(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A concurrent writer may add a key the classify saw absent: PostgreSQL's direct COPY of new
+    rows then falls back to the upsert (SQLite's INSERT .. ON CONFLICT covers it already)."""
+    bare: dict[str, object] = {"contacts": (), "addresses": (), "attributes": {}}  # the party row alone
+    with engine.begin() as conn:
+        upsert_records(conn, [party(name="Old name", **bare)], NOW)
+    monkeypatch.setattr("connector.db.upsert._existing_hashes", lambda *_args: {})
+    with engine.begin() as conn:
+        counts = upsert_records(conn, [party(name="New name", **bare)], NOW + timedelta(hours=1))
+    assert counts.inserted == 1  # as the classify saw it
+    with engine.connect() as conn:
+        assert conn.execute(sa.select(party_t.c.name)).scalars().all() == ["New name"]

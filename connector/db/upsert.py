@@ -153,7 +153,9 @@ def _insert_stmt(conn: Connection, table: sa.Table) -> Any:
     return postgresql.insert(table) if conn.dialect.name == "postgresql" else sqlite.insert(table)
 
 
-def _write_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+def _write_rows(
+    conn: Connection, table: sa.Table, rows: list[dict[str, Any]], *, all_new: bool = False
+) -> None:
     """INSERT .. ON CONFLICT (key) DO UPDATE for ``rows`` as one executemany.
 
     One statement object per table, so SQLAlchemy compiles it once and caches it; the driver
@@ -164,6 +166,8 @@ def _write_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -
         return
     keys = _key_columns(table)
     if conn.dialect.name == "postgresql":
+        if all_new and _copy_new(conn, table, rows):
+            return
         _copy_upsert(conn, table, rows, keys)
         return
     stmt = _insert_stmt(conn, table)
@@ -191,10 +195,12 @@ def upsert_records(conn: Connection, records: Iterable[Record], synced_at: datet
         to_write: list[dict[str, Any]] = []
         changed_parties: list[PartyRecord] = []
         known_parties: list[PartyRecord] = []  # updated ones: their old children must go first
+        fresh = 0
         for key, (record, row) in keyed.items():
             previous = existing.get(key)
             if previous is None:
                 counts.inserted += 1
+                fresh += 1
             elif previous[0] == row["content_hash"] and not previous[1]:
                 counts.unchanged += 1
                 continue
@@ -205,7 +211,7 @@ def upsert_records(conn: Connection, records: Iterable[Record], synced_at: datet
             to_write.append(row)
             if isinstance(record, PartyRecord):
                 changed_parties.append(record)
-        _write_rows(conn, table, to_write)
+        _write_rows(conn, table, to_write, all_new=fresh == len(to_write))
         if changed_parties:
             _replace_party_children(conn, changed_parties, known_parties)
     return counts
@@ -281,6 +287,19 @@ def _insert_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) 
         conn.execute(table.insert(), rows)
         return
     _copy(conn, table, table.name, rows)
+
+
+def _copy_new(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> bool:
+    """COPY rows the classify found absent straight into ``table`` (a first full sync is all such
+    pages; the stage and its INSERT .. SELECT doubled the server's work). In a savepoint: if a
+    concurrent writer added one of the keys meanwhile, it is undone and False sends the rows to the
+    upsert instead."""
+    try:
+        with conn.begin_nested():
+            _copy(conn, table, table.name, rows)
+    except sa.exc.IntegrityError:
+        return False
+    return True
 
 
 def _copy_upsert(conn: Connection, table: sa.Table, rows: list[dict[str, Any]], keys: list[str]) -> None:
