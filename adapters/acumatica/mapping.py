@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from adapters.acumatica import values as v
-from adapters.records import Address, CaseRecord, Contact, DocumentRecord, PartyRecord
+from adapters.records import Address, CaseRecord, Contact, DocType, DocumentRecord, PartyKind, PartyRecord
 
 AR_CLOSED_STATUSES = frozenset({"closed", "voided", "canceled", "cancelled", "rejected", "reversed"})
 SO_CLOSED_STATUSES = frozenset({"completed", "cancelled", "canceled", "closed", "invoiced"})
@@ -175,17 +175,26 @@ def _is_open(status: str | None, closed: frozenset[str]) -> bool:
     return status is None or status.lower() not in closed
 
 
-def map_invoice(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
-    doc_type = v.required_text(record, "Type")
+def _ledger_document(
+    record: Mapping[str, Any],
+    tenant: str,
+    *,
+    doc_type: DocType,
+    party_kind: PartyKind,
+    party_fields: tuple[str, str],
+    reference_field: str,
+) -> DocumentRecord:
+    """AR invoices and AP bills share one shape: Type/ReferenceNbr keyed, amount and balance."""
+    erp_type = v.required_text(record, "Type")
     number = v.required_text(record, "ReferenceNbr")
     status = v.text(record, "Status")
     return DocumentRecord(
         tenant=tenant,
-        doc_type="credit_memo" if doc_type.lower() == "credit memo" else "ar_invoice",
-        external_id=f"{doc_type}/{number}",
+        doc_type=doc_type,
+        external_id=f"{erp_type}/{number}",
         number=number,
-        party_kind="customer",
-        party_external_id=_require(record, "Customer", "CustomerID"),
+        party_kind=party_kind,
+        party_external_id=_require(record, *party_fields),
         status=status,
         currency=_first_text(record, "CurrencyID", "Currency"),
         amount=v.money(record, "Amount"),
@@ -193,12 +202,21 @@ def map_invoice(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
         doc_date=v.calendar_date(record, "Date"),
         due_date=v.calendar_date(record, "DueDate"),
         description=v.text(record, "Description"),
-        customer_ref=v.text(record, "CustomerOrder"),
+        customer_ref=v.text(record, reference_field),
         is_open=_is_open(status, AR_CLOSED_STATUSES),
-        extra=_drop_none({"type": doc_type, "terms": v.text(record, "Terms")}),
+        extra=_drop_none({"type": erp_type, "terms": v.text(record, "Terms")}),
         source_modified_at=v.timestamp(record, "LastModifiedDateTime"),
         raw=dict(record),
     )
+
+
+def map_invoice(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
+    """AR invoices; a Credit Memo type becomes ``credit_memo``."""
+    is_credit = (v.text(record, "Type") or "").lower() == "credit memo"
+    return _ledger_document(
+        record, tenant, doc_type="credit_memo" if is_credit else "ar_invoice", party_kind="customer",
+        party_fields=("Customer", "CustomerID"), reference_field="CustomerOrder",
+    )  # fmt: skip
 
 
 def _order_lines(record: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -255,29 +273,10 @@ def map_sales_order(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
 def map_bill(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
     """AP documents: bills and their adjustments (Debit Adj./Credit Adj./Prepayment) are all
     ``ap_bill``; the Acumatica type stays in the external id and in ``extra["type"]``."""
-    doc_type = v.required_text(record, "Type")
-    number = v.required_text(record, "ReferenceNbr")
-    status = v.text(record, "Status")
-    return DocumentRecord(
-        tenant=tenant,
-        doc_type="ap_bill",
-        external_id=f"{doc_type}/{number}",
-        number=number,
-        party_kind="vendor",
-        party_external_id=_require(record, "Vendor", "VendorID"),
-        status=status,
-        currency=_first_text(record, "CurrencyID", "Currency"),
-        amount=v.money(record, "Amount"),
-        balance=v.money(record, "Balance"),
-        doc_date=v.calendar_date(record, "Date"),
-        due_date=v.calendar_date(record, "DueDate"),
-        description=v.text(record, "Description"),
-        customer_ref=v.text(record, "VendorRef"),
-        is_open=_is_open(status, AR_CLOSED_STATUSES),
-        extra=_drop_none({"type": doc_type, "terms": v.text(record, "Terms")}),
-        source_modified_at=v.timestamp(record, "LastModifiedDateTime"),
-        raw=dict(record),
-    )
+    return _ledger_document(
+        record, tenant, doc_type="ap_bill", party_kind="vendor", party_fields=("Vendor", "VendorID"),
+        reference_field="VendorRef",
+    )  # fmt: skip
 
 
 def split_resolution(description: str | None) -> tuple[str | None, str | None]:
