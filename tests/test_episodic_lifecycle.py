@@ -127,7 +127,7 @@ def test_opening_an_index_built_with_another_model_is_a_clear_error(memory: Memo
     record(memory, "ACME", "a", 1)
     other = EpisodicMemory(memory, embedder=OtherModel())  # type: ignore[arg-type]
     with pytest.raises(
-        EmbeddingModelMismatch, match=r"minilm-l6-v2-int8 \(dimension 384\).*other-model.*reindex"
+        EmbeddingModelMismatch, match=r"minilm-l6-v2-qint8 \(dimension 384\).*other-model.*reindex"
     ):
         other.recall("ACME", "invoice")
 
