@@ -160,6 +160,8 @@ class LLMSettings(BaseModel):
 
 class EmbeddingSettings(BaseModel):
     provider: Literal["minilm", "openai"] = "minilm"
+    # Which offline build (see connector.embeddings.minilm); an index remembers the one it was built with.
+    minilm_model: Literal["minilm-l6-v2-qint8", "minilm-l6-v2-int8"] = "minilm-l6-v2-qint8"
     openai_model: str = "text-embedding-3-small"
     batch_size: int = Field(default=32, ge=1, le=2048)
 

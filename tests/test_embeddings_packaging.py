@@ -1,4 +1,4 @@
-"""The vendored tokenizer and its NOTICE ship inside the wheel, so the default embedder works installed."""
+"""The vendored tokenizer, the default model and their NOTICE ship inside the wheel, so the default embedder works installed."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import sys
 import zipfile
 from pathlib import Path
 
-from connector.embeddings.minilm import TOKENIZER_SHA256
+from connector.embeddings.minilm import QINT8_SHA256, TOKENIZER_SHA256
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_wheel_ships_the_verified_tokenizer_and_its_notice(tmp_path: Path) -> None:
+def test_wheel_ships_the_verified_tokenizer_model_and_notice(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(ROOT)],
         check=True,
@@ -22,4 +22,6 @@ def test_wheel_ships_the_verified_tokenizer_and_its_notice(tmp_path: Path) -> No
     wheel = zipfile.ZipFile(next(tmp_path.glob("*.whl")))
     tokenizer = wheel.read("connector/embeddings/minilm_files/tokenizer.json")
     assert hashlib.sha256(tokenizer).hexdigest() == TOKENIZER_SHA256
+    model = wheel.read("connector/embeddings/minilm_files/model_qint8.onnx")
+    assert hashlib.sha256(model).hexdigest() == QINT8_SHA256
     assert "Apache" in wheel.read("connector/embeddings/minilm_files/NOTICE").decode()

@@ -24,9 +24,9 @@ def embedder_for(settings: Settings) -> Embedder:
     conf = settings.embeddings
     if conf.provider == "openai":
         return OpenAIEmbedder(settings.llm, conf.openai_model, batch_size=max(conf.batch_size, 1))
-    key = ("minilm", str(conf.batch_size))
+    key = ("minilm", conf.minilm_model, str(conf.batch_size))
     with _cache_lock:
         embedder = _cache.get(key)
         if embedder is None:
-            embedder = _cache[key] = MiniLMEmbedder(batch_size=conf.batch_size)
+            embedder = _cache[key] = MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size)
         return embedder
