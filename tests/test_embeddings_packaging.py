@@ -1,4 +1,4 @@
-"""The vendored tokenizer, the default model and their NOTICE ship inside the wheel, so the default embedder works installed."""
+"""The vendored tokenizer, default model and NOTICE ship in the wheel, so the embedder works installed."""
 
 from __future__ import annotations
 
