@@ -8,11 +8,13 @@ non-matches within each query's customer (semantic queries only: document-number
 matched lexically), from which the model's score threshold is calibrated: the 1st percentile
 of the true-match scores, so 99% of the right cases clear it.
 
-Scale: for each size, 10,000 customers share N synthetic entries (random unit vectors; the query is
-embedded for real). It times our recall (relational ids of the scope -> Chroma get by id -> numpy
-top-k, query embedding included) beside the single-collection metadata-filtered Chroma query on
-the same collection, wall time and (for our recall) the CPU time of the process, which stays
-meaningful when other work shares the machine. Ends with one JSON line of the figures.
+Scale: for each size, 10,000 customers share N synthetic entries (random unit vectors, stored as
+the writer stores them: in Chroma and as the float16 copy in the entry row; the query is embedded
+for real). It times our recall (the scope's relational rows with their vector copies -> numpy top-k,
+query embedding included, embedded while the rows are read) beside the single-collection
+metadata-filtered Chroma query on the same collection, wall time and (for our recall) the CPU
+time of the process, which stays meaningful when other work shares the machine. Ends with one
+JSON line of the figures.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from connector.clock import FrozenClock  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
+from connector.episodic import vectors as copies  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
 from connector.memory import Memory  # noqa: E402
@@ -126,7 +129,7 @@ def quality(workdir: Path) -> dict[str, Any]:
 
 # Scale ----------------------------------------------------------------------------------------------
 def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float:
-    """N entries over 10,000 customers: relational rows + random unit vectors in Chroma."""
+    """N entries over 10,000 customers: relational rows with vector copies + the vectors in Chroma."""
     index = memory.episodic.index
     dim = memory.episodic.embedder.dimension
     model = memory.episodic.embedder.model_id
@@ -146,6 +149,8 @@ def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float
             })  # fmt: skip
         vectors = rng.standard_normal((len(rows), dim)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        for row, vector in zip(rows, vectors, strict=True):
+            row["vector"] = copies.encode(vector)
         with memory.engine.begin() as conn:
             conn.execute(sa.insert(ENTRIES), rows)
         index.upsert([r["id"] for r in rows], vectors, [chroma_metadata(r) for r in rows])

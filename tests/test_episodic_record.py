@@ -187,3 +187,63 @@ def test_an_llm_failure_falls_back_to_the_labelled_deterministic_summary(
     llm_http.post(f"{LLM_BASE}/chat/completions").mock(return_value=httpx.Response(500, json={}))
     recorded = _llm_memory(memory).record_case("ABARTENDE", REQUEST, RESOLUTION)
     assert recorded.summary_mode == "non-llm" and "CM-000311" in recorded.summary
+
+
+def test_one_batch_catches_its_own_duplicates_and_near_duplicates(memory: Memory) -> None:
+    episodic = memory.episodic
+    near = "The customer disputed INV-004821: they were charged twice for 1,250.00 USD on 2026-02-10."
+    other = "Late delivery of SO-000140, freight refunded."
+    batch = [
+        episodic.prepare("ABARTENDE", REQUEST, RESOLUTION, case_id="CASE-1", case_type="dispute"),
+        episodic.prepare("ABARTENDE", REQUEST, RESOLUTION, case_id="CASE-1", case_type="dispute"),
+        episodic.prepare("ABARTENDE", REQUEST, RESOLUTION, case_id="CASE-2", case_type="dispute"),
+        episodic.prepare("ABARTENDE", near, RESOLUTION, case_id="CASE-3", case_type="dispute"),
+        episodic.prepare("COFFEESHOP", REQUEST, RESOLUTION, case_id="CASE-1", case_type="dispute"),
+        episodic.prepare("ABARTENDE", other, "Refunded.", case_id="CASE-4", case_type="delivery"),
+    ]
+    results = episodic.record_cases(batch)
+    assert [r.status for r in results] == ["created", "unchanged", "merged", "merged", "created", "created"]
+    first = results[0].entry_id
+    assert {r.entry_id for r in results[:4]} == {first}
+    assert results[4].entry_id != first  # another customer's copy is its own entry
+    assert count(memory, ENTRIES) == 3 and count(memory, CASES) == 5
+    assert episodic.index.count() == 3
+    with memory.engine.connect() as conn:
+        merged = conn.execute(sa.select(ENTRIES.c.merged_count).where(ENTRIES.c.id == first)).scalar_one()
+    assert merged == 3
+    assert [h.entry_id for h in memory.recall_cases("COFFEESHOP", "charged twice")] == [results[4].entry_id]
+
+
+def test_a_case_changed_within_one_batch_ends_as_its_last_version(memory: Memory) -> None:
+    episodic = memory.episodic
+    changed = "Refund of 1,250.00 USD paid on 2026-02-20."
+    results = episodic.record_cases(
+        [
+            episodic.prepare("ABARTENDE", REQUEST, RESOLUTION, case_id="CASE-1"),
+            episodic.prepare("ABARTENDE", REQUEST, changed, case_id="CASE-1"),
+        ]
+    )
+    assert [r.status for r in results] == ["created", "updated"]
+    assert count(memory, ENTRIES) == 1 and count(memory, CASES) == 1
+    assert "2026-02-20" in memory.recall_cases("ABARTENDE", "double charge")[0].summary
+    again = episodic.record_cases([episodic.prepare("ABARTENDE", REQUEST, changed, case_id="CASE-1")])
+    assert again[0].status == "unchanged"
+
+
+def test_a_batch_merges_near_duplicates_of_cases_recorded_before(memory: Memory) -> None:
+    first = memory.record_case("ABARTENDE", REQUEST, RESOLUTION, case_type="dispute", case_id="CASE-1")
+    episodic = memory.episodic
+    near = "The customer disputed INV-004821: they were charged twice for 1,250.00 USD on 2026-02-10."
+    results = episodic.record_cases(
+        [
+            episodic.prepare("ABARTENDE", near, RESOLUTION, case_type="dispute", case_id="CASE-2"),
+            episodic.prepare("ABARTENDE", REQUEST, RESOLUTION, case_type="dispute", case_id="CASE-3"),
+            episodic.prepare("ABARTENDE", REQUEST, RESOLUTION, case_type="dispute", case_id="CASE-1"),
+        ]
+    )
+    assert [(r.status, r.entry_id) for r in results] == [
+        ("merged", first.entry_id),
+        ("merged", first.entry_id),
+        ("unchanged", first.entry_id),
+    ]
+    assert count(memory, ENTRIES) == 1 and count(memory, CASES) == 3

@@ -6,16 +6,23 @@ Chroma index and stays in the relational archive, from where :func:`restore` bri
 flagged PII are deleted from every store once their case date is older than ``retention.pii_days``,
 live or archived. Chroma is changed before the rows are committed, so a failure leaves at worst a
 row without a vector (skipped by recall, fixed by ``reindex``), never a vector without a row.
+
+An archived row keeps the float16 copy of its vector, so :func:`restore` puts it back into Chroma
+without embedding it again, and :func:`reindex` rebuilds Chroma from the copies when they were made
+by the configured model; only rows without a usable copy are embedded (and get one).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import sqlalchemy as sa
 
+from connector.embeddings.base import Vectors
+from connector.episodic import vectors as copies
 from connector.episodic.models import RestoreReport, RetentionReport
 from connector.episodic.summary import embedding_text
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
@@ -98,14 +105,12 @@ def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | No
         if not rows:
             return RestoreReport(restored=0)
         ids = [r["id"] for r in rows]
+        vectors = _vectors_for(episodic, conn, rows)
         conn.execute(
             sa.update(ENTRIES)
             .where(ENTRIES.c.id.in_(ids))
-            .values(
-                status=LIVE, archived_at=None, retain_from=now, embedding_model=episodic.embedder.model_id
-            )
+            .values(status=LIVE, archived_at=None, retain_from=now)
         )
-        vectors = episodic.embedder.embed([embedding_text(r["summary"]) for r in rows])
         episodic.index.upsert(ids, vectors, [chroma_metadata(r) for r in rows])
     return RestoreReport(restored=len(ids), entry_ids=tuple(ids))
 
@@ -132,32 +137,77 @@ def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
 
 
 def reindex(episodic: EpisodicMemory, *, batch_size: int = 256) -> int:
-    """Rebuild the Chroma collection from the live entries' summaries with the configured embedder."""
+    """Rebuild the Chroma collection from the live entries: their vector copies, else embeddings.
+
+    Rows without a copy first take it from the existing collection when that was built with the
+    configured model, so an upgraded store is rebuilt without embedding anything again.
+    """
     memory = episodic.memory
     index = episodic.index
+    _backfill_copies(episodic, batch_size)
     index.recreate()
     done = 0
     last_id = ""
-    model_id = episodic.embedder.model_id
     while True:
         with memory.engine.begin() as conn:
-            rows = [
-                dict(r)
-                for r in conn.execute(
-                    sa.select(ENTRIES)
-                    .where(ENTRIES.c.status == LIVE, ENTRIES.c.id > last_id)
-                    .order_by(ENTRIES.c.id)
-                    .limit(batch_size)
-                ).mappings()
-            ]
+            rows = _live_page(conn, last_id, batch_size)
             if not rows:
                 return done
             ids = [r["id"] for r in rows]
-            index.upsert(
-                ids,
-                episodic.embedder.embed([embedding_text(r["summary"]) for r in rows]),
-                [chroma_metadata(r) for r in rows],
-            )
-            conn.execute(sa.update(ENTRIES).where(ENTRIES.c.id.in_(ids)).values(embedding_model=model_id))
+            index.upsert(ids, _vectors_for(episodic, conn, rows), [chroma_metadata(r) for r in rows])
         done += len(rows)
         last_id = ids[-1]
+
+
+def _live_page(
+    conn: sa.Connection, after_id: str, limit: int, *, without_copy: bool = False
+) -> list[dict[str, Any]]:
+    query = sa.select(ENTRIES).where(ENTRIES.c.status == LIVE, ENTRIES.c.id > after_id)
+    if without_copy:
+        query = query.where(ENTRIES.c.vector.is_(None))
+    return [dict(r) for r in conn.execute(query.order_by(ENTRIES.c.id).limit(limit)).mappings()]
+
+
+def _backfill_copies(episodic: EpisodicMemory, batch_size: int) -> None:
+    """Live rows without a copy (written before migration 0006) take it from the existing index."""
+    embedder = episodic.embedder
+    if episodic.index.stored_model() != (embedder.model_id, embedder.dimension):
+        return  # no index, or one of another model: those rows are embedded by reindex
+    last_id = ""
+    while True:
+        with episodic.memory.engine.begin() as conn:
+            rows = _live_page(conn, last_id, batch_size, without_copy=True)
+            if not rows:
+                return
+            fetched = episodic.index.vectors([r["id"] for r in rows])
+            _store_copies(conn, fetched, embedder.model_id)
+        last_id = rows[-1]["id"]
+
+
+def _vectors_for(episodic: EpisodicMemory, conn: sa.Connection, rows: list[dict[str, Any]]) -> Vectors:
+    """The rows' vectors: their copies when the configured model made them, else embedded now.
+
+    Rows embedded here get a fresh copy and the model's name, in the caller's transaction.
+    """
+    embedder = episodic.embedder
+    model_id, dimension = embedder.model_id, embedder.dimension
+    usable = [copies.usable(r["vector"], r["embedding_model"], model_id, dimension) for r in rows]
+    stale = [r for r, ok in zip(rows, usable, strict=True) if not ok]
+    embedded = embedder.embed([embedding_text(r["summary"]) for r in stale]) if stale else None
+    fresh = {r["id"]: embedded[i] for i, r in enumerate(stale)} if embedded is not None else {}
+    _store_copies(conn, fresh, model_id)
+    matrix = np.empty((len(rows), dimension), dtype=np.float32)
+    for i, (row, ok) in enumerate(zip(rows, usable, strict=True)):
+        matrix[i] = copies.decode(row["vector"]) if ok else fresh[row["id"]]
+    return matrix
+
+
+def _store_copies(conn: sa.Connection, vectors: Mapping[str, Vectors], model_id: str) -> None:
+    if vectors:
+        conn.execute(
+            sa.update(ENTRIES).where(ENTRIES.c.id == sa.bindparam("_entry")),
+            [
+                {"_entry": i, "vector": copies.encode(v), "embedding_model": model_id}
+                for i, v in vectors.items()
+            ],
+        )

@@ -1,16 +1,21 @@
 """Episodic memory: resolved-case summaries of each customer, recalled by similarity.
 
-Scope first, similarity second. A recall reads the customer's live entry ids from the relational
-store (indexed by tenant, customer, status), fetches only those vectors from Chroma by id and ranks
-them with numpy, so its cost follows the customer's history, not the index size. Document numbers in
-the query are matched lexically and rank first. The scope always comes from the explicit
+Scope first, similarity second. A recall reads the customer's live entries from the relational
+store (indexed by tenant, customer, status), each with a float16 copy of its vector, and ranks them
+with numpy, so its cost follows the customer's history, not the index size, and Chroma is not
+touched at all; only rows without a usable copy (written before migration 0006, or by another model)
+have their vectors fetched from Chroma by id. The query is embedded on a worker thread while the rows
+are read, since the model releases the GIL. Document numbers in the query are matched lexically and
+rank first. The scope always comes from the explicit
 ``customer_id`` / ``tenant`` arguments and is validated before any store is touched; caller metadata
 is stored as data and never consulted for scope.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -19,11 +24,13 @@ import numpy as np
 import sqlalchemy as sa
 
 from connector.embeddings import Embedder, embedder_for
+from connector.embeddings.base import Vectors
 from connector.episodic import erp_cases, lifecycle
+from connector.episodic import vectors as copies
 from connector.episodic.chroma_index import ChromaIndex, open_client
 from connector.episodic.documents import query_doc_keys
 from connector.episodic.models import CaseHit, EpisodicStats, RecordedCase, RestoreReport, RetentionReport
-from connector.episodic.ranking import rank, score_threshold
+from connector.episodic.ranking import Ranked, rank, score_threshold
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.writer import CaseWriter, NewCase, validate
 from connector.errors import StoreError
@@ -39,6 +46,7 @@ _END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
 _LIVE = sa.select(
     ENTRIES.c.id, ENTRIES.c.case_id, ENTRIES.c.occurred_at, ENTRIES.c.summary,
     ENTRIES.c.summary_mode, ENTRIES.c.documents, ENTRIES.c.doc_keys, ENTRIES.c.case_type,
+    ENTRIES.c.embedding_model, ENTRIES.c.vector,
 ).where(
     ENTRIES.c.tenant == sa.bindparam("tenant"),
     ENTRIES.c.customer_id == sa.bindparam("customer_id"),
@@ -48,6 +56,18 @@ _LIVE = sa.select(
     ENTRIES.c.occurred_at <= sa.bindparam("as_of"),
 )  # fmt: skip
 _LIVE_OF_TYPE = _LIVE.where(ENTRIES.c.case_type == sa.bindparam("case_type"))
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _query_pool() -> ThreadPoolExecutor:
+    """Threads that embed recall queries while the caller reads the scope's rows."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="episodic-query")
+        return _pool
 
 
 class EpisodicMemory:
@@ -140,37 +160,44 @@ class EpisodicMemory:
             raise ValueError("query must be a non-empty string")
         if not 1 <= k <= MAX_K:
             raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
+        embedder = self.embedder  # resolved here: the worker must not race to create it
+        query_vector = _query_pool().submit(_embed_one, embedder, query)
         rows = self._live_rows(scope, case_type, as_of)
         if not rows:
             return []
-        vectors = self.index.vectors([r.id for r in rows])
-        rows = [r for r in rows if r.id in vectors]  # a row whose vector is missing waits for reindex
+        rows, matrix = self._vectors_of(rows)
         if not rows:
             return []
-        matrix = np.vstack([vectors[r.id] for r in rows])
-        if matrix.shape[1] != self.embedder.dimension:
-            raise StoreError(
-                f"index vectors have dimension {matrix.shape[1]}, embedder {self.embedder.dimension}"
-            )
-        query_vector = self.embedder.embed([query])[0]
         ranked = rank(
-            query_vector, matrix, [r.doc_keys for r in rows], query_doc_keys(query),
+            query_vector.result(), matrix, [r.doc_keys for r in rows], query_doc_keys(query),
             k=k, threshold=score_threshold(self.embedder.model_id),
         )  # fmt: skip
-        return [
-            CaseHit(
-                case_id=rows[r.index].case_id,
-                entry_id=rows[r.index].id,
-                occurred_at=rows[r.index].occurred_at,
-                summary=rows[r.index].summary,
-                score=round(r.score, 4),
-                documents=tuple(rows[r.index].documents),
-                case_type=rows[r.index].case_type,
-                summary_mode=rows[r.index].summary_mode,
-                matched_documents=r.matched_documents,
-            )
-            for r in ranked
-        ]
+        return [_hit(rows[r.index], r) for r in ranked]
+
+    def _vectors_of(self, rows: list[Any]) -> tuple[list[Any], Vectors]:
+        """The rows' vectors from their relational copies; Chroma by id only for rows without one.
+
+        A row whose vector is nowhere (Chroma lost it and it has no copy) is left out until reindex.
+        Going to Chroma also checks the collection's model, so a model mismatch is still reported.
+        """
+        model_id, dimension = self.embedder.model_id, self.embedder.dimension
+        copied = [copies.usable(r.vector, r.embedding_model, model_id, dimension) for r in rows]
+        if all(copied):
+            return rows, copies.decode_many([r.vector for r in rows], dimension)
+        fetched = self.index.vectors([r.id for r, ok in zip(rows, copied, strict=True) if not ok])
+        kept: list[Any] = []
+        found: list[Vectors] = []
+        for row, ok in zip(rows, copied, strict=True):
+            vector = copies.decode(row.vector) if ok else fetched.get(row.id)
+            if vector is not None:
+                kept.append(row)
+                found.append(vector)
+        if not kept:
+            return [], np.zeros((0, dimension), dtype=np.float32)
+        matrix = np.vstack(found)
+        if matrix.shape[1] != dimension:
+            raise StoreError(f"index vectors have dimension {matrix.shape[1]}, embedder {dimension}")
+        return kept, matrix
 
     def _live_rows(self, scope: Scope, case_type: str | None, as_of: datetime | None) -> list[Any]:
         """The scope's recallable entries: live, of the type, not past retention or the PII window."""
@@ -230,3 +257,22 @@ class EpisodicMemory:
             customers=int(customers),
             index_vectors=self.index.count(),
         )
+
+
+def _embed_one(embedder: Embedder, text: str) -> Vectors:
+    vector: Vectors = embedder.embed([text])[0]
+    return vector
+
+
+def _hit(row: Any, ranked: Ranked) -> CaseHit:
+    return CaseHit(
+        case_id=row.case_id,
+        entry_id=row.id,
+        occurred_at=row.occurred_at,
+        summary=row.summary,
+        score=round(ranked.score, 4),
+        documents=tuple(row.documents),
+        case_type=row.case_type,
+        summary_mode=row.summary_mode,
+        matched_documents=ranked.matched_documents,
+    )

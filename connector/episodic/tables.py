@@ -1,7 +1,8 @@
 """Relational side of episodic memory: the raw cases, the index entries and their archive state.
 
 ``episodic_entry`` is the authority: one row per live or archived summary, keyed by the id it has
-in Chroma, carrying the scope (tenant, customer) that recall filters on before it touches Chroma.
+in Chroma, carrying the scope (tenant, customer) that recall filters on and a compact copy of the
+vector, so recall ranks from the scope's rows alone (Chroma only for rows without a copy).
 ``episodic_case`` keeps every recorded case verbatim (request, resolution, transcript) and points
 to the entry it became, so near-duplicates merged into one entry keep their own raw record.
 Imports only sqlmodel/sqlalchemy and ``connector.db.types`` (no cycles with ``connector.db.models``).
@@ -49,6 +50,9 @@ class EpisodicEntry(SQLModel, table=True):
     status: str = Field(default=LIVE, max_length=16)
     embedding_model: str = Field(max_length=128)
     merged_count: int = 1
+    # The vector as float16 bytes, made by ``embedding_model`` (see connector.episodic.vectors);
+    # NULL for rows written before migration 0006, which recall reads from Chroma instead.
+    vector: bytes | None = Field(default=None, sa_column=sa.Column(sa.LargeBinary(), nullable=True))
 
 
 class EpisodicCase(SQLModel, table=True):

@@ -7,7 +7,10 @@ Idempotence and de-duplication, in this order, inside one customer's scope:
 3. near-duplicate -> ``merged`` into the existing entry: same case type, the same set of document
    numbers and cosine >= ``NEAR_DUPLICATE``. Requiring equal document numbers keeps two genuinely
    separate incidents (say, duplicate charges on two different invoices) apart, however alike.
-Relational rows and Chroma vectors are written in one transaction: a Chroma failure rolls the rows back.
+Relational rows (each entry with the float16 copy of its vector) and Chroma vectors are written in
+one transaction: a Chroma failure rolls the rows back. A batch is read and written set-wise (see
+:mod:`connector.episodic.batch`); its cases are applied in order, so duplicates and near-duplicates
+within one batch are caught just as across batches.
 """
 
 from __future__ import annotations
@@ -19,22 +22,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from connector.embeddings.base import Vectors
+from connector.episodic import vectors as copies
+from connector.episodic.batch import NEAR_DUPLICATE, BatchView, EntryRow, key_of, known_hashes
 from connector.episodic.documents import extract_doc_keys, keys_for_documents, normalise_documents
 from connector.episodic.models import RecordedCase, RecordStatus
-from connector.episodic.ranking import cosine
 from connector.episodic.summary import Summary, embedding_text, summarise
-from connector.episodic.tables import CASES, ENTRIES, LIVE
+from connector.episodic.tables import LIVE
 from connector.scope import Scope, require_id
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
 
-NEAR_DUPLICATE = 0.95
+__all__ = ["NEAR_DUPLICATE", "CaseWriter", "NewCase", "chroma_metadata", "content_hash", "validate"]
+
 MAX_TEXT = 20_000
 
 
@@ -148,6 +151,7 @@ class CaseWriter:
 
     def __init__(self, episodic: EpisodicMemory) -> None:
         self.episodic = episodic
+        self._prepared: dict[int, tuple[Summary, Vectors]] = {}
 
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
         try:
@@ -157,164 +161,68 @@ class CaseWriter:
 
     def _write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
         memory = self.episodic.memory
-        engine = memory.engine
-        with engine.connect() as conn:
-            pending = [c for c in cases if self._known_hash(conn, c) != c.content_hash]
-        summaries = {
-            id(c): summarise(
-                memory.llm,
-                request=c.request,
-                resolution=c.resolution,
-                documents=c.documents,
-                occurred_at=c.occurred_at,
-                case_type=c.case_type,
-            )
-            for c in pending
-        }
-        embedder = self.episodic.embedder
-        vectors = (
-            embedder.embed([embedding_text(summaries[id(c)].text) for c in pending]) if pending else None
-        )
-        vector_of = {id(c): vectors[i] for i, c in enumerate(pending)} if vectors is not None else {}
+        with memory.engine.connect() as conn:
+            known = known_hashes(conn, cases)
+        self._prepare([c for c in cases if known.get(key_of(c)) != c.content_hash])
         index = self.episodic.index
         now = memory.clock.now()
-        results: list[RecordedCase] = []
-        with engine.begin() as conn:
-            batch = _Batch()
-            for case in cases:
-                results.append(self._write_one(conn, case, summaries.get(id(case)), vector_of, batch, now))
-            if batch.ids:
-                index.upsert(batch.ids, np.vstack(batch.vectors), batch.metadatas)
-            if batch.touched:
-                rows = conn.execute(sa.select(ENTRIES).where(ENTRIES.c.id.in_(batch.touched))).mappings()
-                by_id = {r["id"]: r for r in rows}
-                ids = [i for i in batch.touched if i in by_id]
-                index.update_metadata(ids, [chroma_metadata(by_id[i]) for i in ids])
+        with memory.engine.begin() as conn:
+            view = BatchView.load(conn, cases, index, model_id=self.episodic.embedder.model_id)
+            results = [self._apply(view, case, now) for case in cases]
+            view.flush(conn, index, chroma_metadata)
         return results
 
-    @staticmethod
-    def _known_hash(conn: sa.Connection, case: NewCase) -> str | None:
-        row = conn.execute(
-            sa.select(CASES.c.content_hash).where(
-                CASES.c.tenant == case.scope.tenant,
-                CASES.c.customer_id == case.scope.customer_id,
-                CASES.c.case_key == case.case_key,
-            )
-        ).first()
-        return row[0] if row else None
+    def _prepare(self, cases: Sequence[NewCase]) -> None:
+        """Summaries and vectors of the cases to write, outside the transaction (LLM and model are slow).
 
-    def _write_one(
-        self,
-        conn: sa.Connection,
-        case: NewCase,
-        summary: Summary | None,
-        vector_of: dict[int, Vectors],
-        batch: _Batch,
-        now: datetime,
-    ) -> RecordedCase:
-        scope = case.scope
-        existing = conn.execute(
-            sa.select(CASES.c.id, CASES.c.content_hash, CASES.c.entry_id).where(
-                CASES.c.tenant == scope.tenant,
-                CASES.c.customer_id == scope.customer_id,
-                CASES.c.case_key == case.case_key,
-            )
-        ).first()
-        if existing is not None and existing.content_hash == case.content_hash:
-            return self._result(conn, case, existing.entry_id, "unchanged")
-        if summary is None or id(case) not in vector_of:  # same key twice in one batch
-            summary = summarise(
-                self.episodic.memory.llm,
-                request=case.request,
-                resolution=case.resolution,
-                documents=case.documents,
-                occurred_at=case.occurred_at,
-                case_type=case.case_type,
-            )
-            vector_of[id(case)] = self.episodic.embedder.embed([embedding_text(summary.text)])[0]
-        vector = vector_of[id(case)]
-        if existing is not None:
-            self._update_case(conn, existing.id, case, now)
-            self._save_entry(conn, existing.entry_id, case, summary, now, batch, vector, update=True)
-            return self._result(conn, case, existing.entry_id, "updated")
-        target = self._same_content(conn, case) or self._near_duplicate(conn, case, vector, batch)
+        Equal texts are embedded once (the same case twice in one batch costs one embedding).
+        """
+        llm = self.episodic.memory.llm
+        summaries = {id(c): _summary(llm, c) for c in cases if id(c) not in self._prepared}
+        if not summaries:
+            return
+        texts = list(dict.fromkeys(embedding_text(s.text) for s in summaries.values()))
+        embedded = self.episodic.embedder.embed(texts)
+        row_of = {text: i for i, text in enumerate(texts)}
+        for case_id, summary in summaries.items():
+            self._prepared[case_id] = (summary, embedded[row_of[embedding_text(summary.text)]])
+
+    def _summary_and_vector(self, case: NewCase) -> tuple[Summary, Vectors]:
+        if id(case) not in self._prepared:  # known unchanged at first, changed since: embed now
+            self._prepare([case])
+        return self._prepared[id(case)]
+
+    def _apply(self, view: BatchView, case: NewCase, now: datetime) -> RecordedCase:
+        """One case against the batch's view of the store, in the order the module docstring gives."""
+        row = view.cases.get(key_of(case))
+        if row is not None and row.content_hash == case.content_hash and row.entry_id in view.entries:
+            return _result(case, view.entries[row.entry_id], "unchanged")
+        summary, vector = self._summary_and_vector(case)
+        if row is not None:
+            values = self._content_values(case, summary, vector, now)
+            if row.entry_id not in view.entries:  # its entry vanished: recreate it under the same id
+                values = {**self._new_entry_values(row.entry_id, case, now), **values}
+            entry = view.put_entry(row.entry_id, values, vector)
+            view.rewrite_case(row, case, _case_values(case, now))
+            return _result(case, entry, "updated")
+        target = view.same_content(case) or view.near_duplicate(case, vector)
         if target is not None:
-            self._insert_case(conn, case, target, now)
-            self._merge_into(conn, target, case, now)
-            batch.touched.append(target)
-            return self._result(conn, case, target, "merged")
-        entry_id = entry_id_for(scope, case.case_key)
-        self._insert_case(conn, case, entry_id, now)
-        self._save_entry(conn, entry_id, case, summary, now, batch, vector, update=False)
-        return self._result(conn, case, entry_id, "created")
+            view.add_case(case, target, _case_values(case, now))
+            return _result(case, view.change(target, _merged(view.entries[target], case, now)), "merged")
+        entry_id = entry_id_for(case.scope, case.case_key)
+        values = {
+            **self._new_entry_values(entry_id, case, now),
+            **self._content_values(case, summary, vector, now),
+        }
+        entry = view.put_entry(entry_id, values, vector)
+        view.add_case(case, entry_id, _case_values(case, now))
+        return _result(case, entry, "created")
 
-    def _same_content(self, conn: sa.Connection, case: NewCase) -> str | None:
-        row = conn.execute(
-            sa.select(CASES.c.entry_id)
-            .join(ENTRIES, ENTRIES.c.id == CASES.c.entry_id)
-            .where(
-                CASES.c.tenant == case.scope.tenant,
-                CASES.c.customer_id == case.scope.customer_id,
-                CASES.c.content_hash == case.content_hash,
-                ENTRIES.c.status == LIVE,
-            )
-            .limit(1)
-        ).first()
-        return row[0] if row else None
-
-    def _near_duplicate(
-        self, conn: sa.Connection, case: NewCase, vector: Vectors, batch: _Batch
-    ) -> str | None:
-        type_filter = (
-            ENTRIES.c.case_type.is_(None) if case.case_type is None else ENTRIES.c.case_type == case.case_type
-        )
-        rows = conn.execute(
-            sa.select(ENTRIES.c.id, ENTRIES.c.doc_keys).where(
-                ENTRIES.c.tenant == case.scope.tenant,
-                ENTRIES.c.customer_id == case.scope.customer_id,
-                ENTRIES.c.status == LIVE,
-                type_filter,
-            )
-        ).all()
-        same_docs = [r.id for r in rows if sorted(r.doc_keys) == list(case.doc_keys)]
-        if not same_docs:
-            return None
-        stored = {i: v for i, v in zip(batch.ids, batch.vectors, strict=True) if i in same_docs}
-        missing = [i for i in same_docs if i not in stored]
-        stored.update(self.episodic.index.vectors(missing))
-        best = max(((cosine(vector, v), i) for i, v in stored.items()), default=None)
-        return best[1] if best is not None and best[0] >= NEAR_DUPLICATE else None
-
-    def _insert_case(self, conn: sa.Connection, case: NewCase, entry_id: str, now: datetime) -> None:
-        conn.execute(
-            sa.insert(CASES).values(
-                tenant=case.scope.tenant,
-                customer_id=case.scope.customer_id,
-                case_key=case.case_key,
-                entry_id=entry_id,
-                recorded_at=now,
-                **_case_values(case),
-            )
-        )
-
-    def _update_case(self, conn: sa.Connection, case_row_id: int, case: NewCase, now: datetime) -> None:
-        conn.execute(
-            sa.update(CASES).where(CASES.c.id == case_row_id).values(recorded_at=now, **_case_values(case))
-        )
-
-    def _save_entry(
-        self,
-        conn: sa.Connection,
-        entry_id: str,
-        case: NewCase,
-        summary: Summary,
-        now: datetime,
-        batch: _Batch,
-        vector: Vectors,
-        *,
-        update: bool,
-    ) -> None:
-        values: dict[str, Any] = {
+    def _content_values(
+        self, case: NewCase, summary: Summary, vector: Vectors, now: datetime
+    ) -> dict[str, Any]:
+        """Entry columns that follow the case's content (set on create and on update)."""
+        return {
             "case_type": case.case_type,
             "summary": summary.text,
             "summary_mode": summary.mode,
@@ -325,59 +233,66 @@ class CaseWriter:
             "updated_at": now,
             "pii": case.pii,
             "embedding_model": self.episodic.embedder.model_id,
+            "vector": copies.encode(vector),
         }
-        if update:
-            conn.execute(sa.update(ENTRIES).where(ENTRIES.c.id == entry_id).values(**values))
-            row = conn.execute(sa.select(ENTRIES).where(ENTRIES.c.id == entry_id)).mappings().one()
-            if row["status"] != LIVE:
-                return  # an archived entry is updated in the archive only; restore re-indexes it
-        else:
-            values.update(
-                id=entry_id,
-                tenant=case.scope.tenant,
-                customer_id=case.scope.customer_id,
-                case_id=case.case_key,
-                recorded_at=now,
-                status=LIVE,
-                merged_count=1,
-            )
-            conn.execute(sa.insert(ENTRIES).values(**values))
-            row = conn.execute(sa.select(ENTRIES).where(ENTRIES.c.id == entry_id)).mappings().one()
-        batch.add(entry_id, vector, chroma_metadata(row))
-
-    def _merge_into(self, conn: sa.Connection, entry_id: str, case: NewCase, now: datetime) -> None:
-        row = conn.execute(sa.select(ENTRIES).where(ENTRIES.c.id == entry_id)).mappings().one()
-        conn.execute(
-            sa.update(ENTRIES)
-            .where(ENTRIES.c.id == entry_id)
-            .values(
-                occurred_at=max(row["occurred_at"], case.occurred_at),
-                retain_from=max(row["retain_from"], case.occurred_at),
-                pii=bool(row["pii"] or case.pii),
-                merged_count=row["merged_count"] + 1,
-                updated_at=now,
-            )
-        )
 
     @staticmethod
-    def _result(conn: sa.Connection, case: NewCase, entry_id: str, status: RecordStatus) -> RecordedCase:
-        row = conn.execute(
-            sa.select(ENTRIES.c.summary, ENTRIES.c.summary_mode, ENTRIES.c.occurred_at).where(
-                ENTRIES.c.id == entry_id
-            )
-        ).one()
-        return RecordedCase(
-            case_id=case.case_key,
-            entry_id=entry_id,
-            status=status,
-            summary=row.summary,
-            summary_mode=row.summary_mode,
-            occurred_at=row.occurred_at,
-        )
+    def _new_entry_values(entry_id: str, case: NewCase, now: datetime) -> dict[str, Any]:
+        """Entry columns set once, when the entry is created; scope comes from the validated case."""
+        return {
+            "id": entry_id,
+            "tenant": case.scope.tenant,
+            "customer_id": case.scope.customer_id,
+            "case_id": case.case_key,
+            "recorded_at": now,
+            "archived_at": None,
+            "status": LIVE,
+            "merged_count": 1,
+        }
 
 
-def _case_values(case: NewCase) -> dict[str, Any]:
+def _summary(llm: Any, case: NewCase) -> Summary:
+    return summarise(
+        llm,
+        request=case.request,
+        resolution=case.resolution,
+        documents=case.documents,
+        occurred_at=case.occurred_at,
+        case_type=case.case_type,
+    )
+
+
+def _merged(entry: EntryRow, case: NewCase, now: datetime) -> dict[str, Any]:
+    """A near-duplicate or same-content case folded into an entry: latest date, PII if either is."""
+    values = entry.values
     return {
+        "occurred_at": max(values["occurred_at"], case.occurred_at),
+        "retain_from": max(values["retain_from"], case.occurred_at),
+        "pii": bool(values["pii"] or case.pii),
+        "merged_count": values["merged_count"] + 1,
+        "updated_at": now,
+    }
+
+
+def _result(case: NewCase, entry: EntryRow, status: RecordStatus) -> RecordedCase:
+    values = entry.values
+    return RecordedCase(
+        case_id=case.case_key,
+        entry_id=values["id"],
+        status=status,
+        summary=values["summary"],
+        summary_mode=values["summary_mode"],
+        occurred_at=values["occurred_at"],
+    )
+
+
+def _case_values(case: NewCase, now: datetime) -> dict[str, Any]:
+    """Every column of a case row (the same keys for every row, as executemany needs)."""
+    return {
+        "tenant": case.scope.tenant,
+        "customer_id": case.scope.customer_id,
+        "case_key": case.case_key,
+        "recorded_at": now,
         "case_type": case.case_type,
         "request": case.request,
         "resolution": case.resolution,
@@ -388,22 +303,3 @@ def _case_values(case: NewCase) -> dict[str, Any]:
         "pii": case.pii,
         "content_hash": case.content_hash,
     }
-
-
-@dataclass
-class _Batch:
-    """Vectors to upsert and merged entries whose Chroma metadata must follow, at commit."""
-
-    ids: list[str] = field(default_factory=list)
-    vectors: list[Vectors] = field(default_factory=list)
-    metadatas: list[dict[str, Any]] = field(default_factory=list)
-    touched: list[str] = field(default_factory=list)
-
-    def add(self, entry_id: str, vector: Vectors, metadata: dict[str, Any]) -> None:
-        if entry_id in self.ids:
-            i = self.ids.index(entry_id)
-            self.vectors[i], self.metadatas[i] = vector, metadata
-            return
-        self.ids.append(entry_id)
-        self.vectors.append(vector)
-        self.metadatas.append(metadata)

@@ -1,0 +1,268 @@
+"""What one write batch sees of the store: read in a few set-based statements, written back in a few.
+
+Recording case by case cost about eight statements per case (key and content checks, the
+near-duplicate candidates, inserts, re-reads). A batch now reads up front everything its cases can
+touch — the case rows of its keys, the live entries holding its content hashes, the near-duplicate
+candidates of its customers — and the writer applies the cases one after another to this view, so a
+case sees the ones before it in the same batch exactly as sequential recording did (the same case
+twice is one entry, a near-duplicate of an earlier case of the batch is merged into it). The result
+goes back with one executemany per kind of change and one Chroma upsert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from connector.embeddings.base import Vectors
+from connector.episodic import vectors as copies
+from connector.episodic.ranking import cosine
+from connector.episodic.tables import CASES, ENTRIES, LIVE
+
+if TYPE_CHECKING:
+    from connector.episodic.chroma_index import ChromaIndex
+    from connector.episodic.writer import NewCase
+
+NEAR_DUPLICATE = 0.95
+_CHUNK = 300  # tuples per IN list: well inside SQLite's and PostgreSQL's parameter limits
+
+CaseKey = tuple[str, str, str]  # tenant, customer, case key (or content hash)
+DupKey = tuple[str, str, str | None, tuple[str, ...]]  # tenant, customer, type, sorted document keys
+# Entry columns a later case may change; one UPDATE statement (executemany) writes them all.
+MUTABLE = (
+    "case_type", "summary", "summary_mode", "documents", "doc_keys", "occurred_at", "retain_from",
+    "updated_at", "pii", "embedding_model", "merged_count", "vector",
+)  # fmt: skip
+_UPDATE_ENTRY = sa.update(ENTRIES).where(ENTRIES.c.id == sa.bindparam("_entry"))
+_UPDATE_CASE = sa.update(CASES).where(CASES.c.id == sa.bindparam("_case"))
+
+
+def key_of(case: NewCase) -> CaseKey:
+    return (case.scope.tenant, case.scope.customer_id, case.case_key)
+
+
+def dup_key_of(case: NewCase) -> DupKey:
+    return (case.scope.tenant, case.scope.customer_id, case.case_type, case.doc_keys)
+
+
+def _entry_dup_key(values: dict[str, Any]) -> DupKey:
+    doc_keys = tuple(sorted(values["doc_keys"]))
+    return (values["tenant"], values["customer_id"], values["case_type"], doc_keys)
+
+
+def _chunks(items: Sequence[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(items), _CHUNK):
+        yield list(items[start : start + _CHUNK])
+
+
+@dataclass
+class CaseRow:
+    """An ``episodic_case`` row: ``row_id`` None when this batch inserts it."""
+
+    row_id: int | None
+    content_hash: str
+    entry_id: str
+    values: dict[str, Any] | None = None  # the columns to insert or update; None: untouched
+
+
+@dataclass
+class EntryRow:
+    """An ``episodic_entry`` row as the batch sees it, with its float32 vector when known."""
+
+    values: dict[str, Any]
+    new: bool
+    vector: Vectors | None = None
+    changed: bool = False
+    reembedded: bool = False
+
+    @property
+    def live(self) -> bool:
+        return bool(self.values["status"] == LIVE)
+
+
+def known_hashes(conn: sa.Connection, cases: Sequence[NewCase]) -> dict[CaseKey, str]:
+    """Content hash already stored under each case key (to embed only new or changed cases)."""
+    return {key: row.content_hash for key, row in _case_rows(conn, cases).items()}
+
+
+def _case_rows(conn: sa.Connection, cases: Sequence[NewCase]) -> dict[CaseKey, CaseRow]:
+    keys = list(dict.fromkeys(key_of(c) for c in cases))
+    c = CASES.c
+    found: dict[CaseKey, CaseRow] = {}
+    for chunk in _chunks(keys):
+        statement = sa.select(c.id, c.tenant, c.customer_id, c.case_key, c.content_hash, c.entry_id).where(
+            sa.tuple_(c.tenant, c.customer_id, c.case_key).in_(chunk)
+        )
+        for r in conn.execute(statement):
+            found[(r.tenant, r.customer_id, r.case_key)] = CaseRow(r.id, r.content_hash, r.entry_id)
+    return found
+
+
+@dataclass
+class BatchView:
+    """The store as one batch sees it while its cases are applied in order."""
+
+    cases: dict[CaseKey, CaseRow] = field(default_factory=dict)
+    content: dict[CaseKey, dict[str, str]] = field(default_factory=dict)  # (scope, hash) -> key -> entry
+    entries: dict[str, EntryRow] = field(default_factory=dict)
+    similar: dict[DupKey, list[str]] = field(default_factory=dict)  # live entries by type + documents
+
+    @classmethod
+    def load(
+        cls, conn: sa.Connection, cases: Sequence[NewCase], index: ChromaIndex, *, model_id: str
+    ) -> BatchView:
+        view = cls(cases=_case_rows(conn, cases))
+        view._load_content(conn, cases)
+        view._load_similar(conn, cases)
+        wanted = {dup_key_of(c) for c in cases}
+        candidates = {i for key in wanted for i in view.similar.get(key, ())}
+        targets = {r.entry_id for r in view.cases.values()}
+        targets.update(e for by_key in view.content.values() for e in by_key.values())
+        view._load_entries(conn, sorted(targets | candidates))
+        view._load_vectors(sorted(candidates), index, model_id=model_id)
+        return view
+
+    def _load_content(self, conn: sa.Connection, cases: Sequence[NewCase]) -> None:
+        triples = list(dict.fromkeys((c.scope.tenant, c.scope.customer_id, c.content_hash) for c in cases))
+        c = CASES.c
+        for chunk in _chunks(triples):
+            statement = (
+                sa.select(c.tenant, c.customer_id, c.content_hash, c.case_key, c.entry_id)
+                .join(ENTRIES, ENTRIES.c.id == c.entry_id)
+                .where(
+                    sa.tuple_(c.tenant, c.customer_id, c.content_hash).in_(chunk), ENTRIES.c.status == LIVE
+                )
+            )
+            for r in conn.execute(statement):
+                self.content.setdefault((r.tenant, r.customer_id, r.content_hash), {})[r.case_key] = (
+                    r.entry_id
+                )
+
+    def _load_similar(self, conn: sa.Connection, cases: Sequence[NewCase]) -> None:
+        scopes = list(dict.fromkeys((c.scope.tenant, c.scope.customer_id) for c in cases))
+        e = ENTRIES.c
+        for chunk in _chunks(scopes):
+            statement = sa.select(e.id, e.tenant, e.customer_id, e.case_type, e.doc_keys).where(
+                sa.tuple_(e.tenant, e.customer_id).in_(chunk), e.status == LIVE
+            )
+            for r in conn.execute(statement).mappings():
+                self.similar.setdefault(_entry_dup_key(dict(r)), []).append(r["id"])
+
+    def _load_entries(self, conn: sa.Connection, ids: Sequence[str]) -> None:
+        for chunk in _chunks(ids):
+            for r in conn.execute(sa.select(ENTRIES).where(ENTRIES.c.id.in_(chunk))).mappings():
+                self.entries[r["id"]] = EntryRow(values=dict(r), new=False)
+
+    def _load_vectors(self, ids: Sequence[str], index: ChromaIndex, *, model_id: str) -> None:
+        """Vectors of the near-duplicate candidates: the relational copy, else Chroma by id."""
+        missing = []
+        for entry_id in ids:
+            entry = self.entries.get(entry_id)
+            if entry is None:
+                continue
+            blob, made_by = entry.values["vector"], entry.values["embedding_model"]
+            if copies.usable(blob, made_by, model_id, index.dimension):
+                entry.vector = copies.decode(blob)
+            else:
+                missing.append(entry_id)
+        for entry_id, vector in index.vectors(missing).items() if missing else ():
+            self.entries[entry_id].vector = vector
+
+    # Lookups ---------------------------------------------------------------------------------------
+    def same_content(self, case: NewCase) -> str | None:
+        """A live entry that already holds this exact content in the case's scope."""
+        holders = self.content.get((case.scope.tenant, case.scope.customer_id, case.content_hash))
+        return next(iter(holders.values())) if holders else None
+
+    def near_duplicate(self, case: NewCase, vector: Vectors) -> str | None:
+        """The most similar live entry of the same type and documents, if cosine >= NEAR_DUPLICATE."""
+        best: tuple[float, str] | None = None
+        for entry_id in self.similar.get(dup_key_of(case), ()):
+            entry = self.entries.get(entry_id)
+            if entry is None or entry.vector is None:
+                continue  # no vector anywhere: not comparable (reindex restores it)
+            candidate = (cosine(vector, entry.vector), entry_id)
+            best = candidate if best is None or candidate > best else best
+        return best[1] if best is not None and best[0] >= NEAR_DUPLICATE else None
+
+    # Changes ---------------------------------------------------------------------------------------
+    def add_case(self, case: NewCase, entry_id: str, values: dict[str, Any]) -> None:
+        self.cases[key_of(case)] = CaseRow(
+            None, case.content_hash, entry_id, {**values, "entry_id": entry_id}
+        )
+        self._hold_content(case, entry_id)
+
+    def rewrite_case(self, row: CaseRow, case: NewCase, values: dict[str, Any]) -> None:
+        """A known case key with new content: the row follows it, and so does the content lookup."""
+        old = self.content.get((case.scope.tenant, case.scope.customer_id, row.content_hash), {})
+        old.pop(case.case_key, None)
+        row.content_hash, row.values = case.content_hash, {**values, "entry_id": row.entry_id}
+        entry = self.entries.get(row.entry_id)
+        if entry is not None and entry.live:
+            self._hold_content(case, row.entry_id)
+
+    def _hold_content(self, case: NewCase, entry_id: str) -> None:
+        by_key = self.content.setdefault((case.scope.tenant, case.scope.customer_id, case.content_hash), {})
+        by_key[case.case_key] = entry_id
+
+    def put_entry(self, entry_id: str, values: dict[str, Any], vector: Vectors) -> EntryRow:
+        """Create the entry, or rewrite an existing one with new content and a new vector."""
+        entry = self.entries.get(entry_id)
+        if entry is None:
+            entry = self.entries[entry_id] = EntryRow(values=values, new=True)
+        else:
+            self._unlist(entry_id, entry)
+            entry.values.update(values)
+            entry.changed = True
+        entry.vector, entry.reembedded = vector, True
+        if entry.live:
+            self.similar.setdefault(_entry_dup_key(entry.values), []).append(entry_id)
+        return entry
+
+    def _unlist(self, entry_id: str, entry: EntryRow) -> None:
+        listed = self.similar.get(_entry_dup_key(entry.values), [])
+        if entry_id in listed:
+            listed.remove(entry_id)
+
+    def change(self, entry_id: str, values: dict[str, Any]) -> EntryRow:
+        entry = self.entries[entry_id]
+        entry.values.update(values)
+        entry.changed = True
+        return entry
+
+    # Writing back ----------------------------------------------------------------------------------
+    def flush(
+        self, conn: sa.Connection, index: ChromaIndex, metadata: Callable[[dict[str, Any]], Any]
+    ) -> None:
+        """Rows first (one executemany per kind), then Chroma, all before the caller commits."""
+        new_cases = [r.values for r in self.cases.values() if r.row_id is None and r.values is not None]
+        changed_cases = [
+            {"_case": r.row_id, **r.values} for r in self.cases.values() if r.row_id is not None and r.values
+        ]
+        new_entries = [e.values for e in self.entries.values() if e.new]
+        changed_entries = [
+            {"_entry": i, **{k: e.values[k] for k in MUTABLE}}
+            for i, e in self.entries.items()
+            if e.changed and not e.new
+        ]
+        _execute(conn, sa.insert(CASES), new_cases)
+        _execute(conn, _UPDATE_CASE, changed_cases)
+        _execute(conn, sa.insert(ENTRIES), new_entries)
+        _execute(conn, _UPDATE_ENTRY, changed_entries)
+        touched = [(i, e) for i, e in self.entries.items() if e.live and (e.new or e.changed)]
+        vectors = [(i, e) for i, e in touched if e.reembedded and e.vector is not None]
+        if vectors:
+            matrix = np.vstack([e.vector for _, e in vectors if e.vector is not None])
+            index.upsert([i for i, _ in vectors], matrix, [metadata(e.values) for _, e in vectors])
+        moved = [(i, e) for i, e in touched if not e.reembedded]
+        index.update_metadata([i for i, _ in moved], [metadata(e.values) for _, e in moved])
+
+
+def _execute(conn: sa.Connection, statement: Any, rows: Iterable[dict[str, Any]]) -> None:
+    rows = list(rows)
+    if rows:
+        conn.execute(statement, rows)
