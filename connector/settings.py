@@ -185,6 +185,10 @@ class WorkingMemorySettings(BaseModel):
     verbatim_turns: int = Field(default=20, ge=1)
     fold_batch: int = Field(default=10, ge=1)  # fold once this many turns wait beyond the verbatim ones
     max_pins_per_result: int = Field(default=24, ge=0, le=500)
+    # Values extracted from tool results that a session keeps pinned (explicit pins are not counted
+    # and never evicted). Every pinned value is shown in every context, so this bounds their tokens;
+    # beyond it the values of the least recent tool results are unpinned (their turns keep them).
+    max_extracted_pins: int = Field(default=64, ge=0, le=2000)
 
 
 class ContextSettings(BaseModel):

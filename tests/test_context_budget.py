@@ -82,8 +82,8 @@ def test_explicit_pins_and_the_erp_header_are_never_dropped(full_memory: Memory)
     assert result.token_count <= 300
 
 
-def test_extracted_values_rank_query_documents_first_then_oldest(full_memory: Memory) -> None:
-    for i in range(30):
+def test_every_pinned_value_is_shown_query_documents_first(full_memory: Memory) -> None:
+    for i in range(20):
         order = {"OrderNbr": f"SO-{i:06d}", "OrderTotal": f"{i}00.00", "RequestedOn": "2026-03-04"}
         full_memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_order", tool_result=order)
     result = full_memory.build_context(
@@ -92,8 +92,29 @@ def test_extracted_values_rank_query_documents_first_then_oldest(full_memory: Me
     pins = result.section("pinned")
     heads = [item.source.split("/")[1].split("@")[0] for item in pins.items]
     assert heads[:3] == ["SO-000017", "INV-004821", "SO-000000"]
-    assert pins.dropped > 0  # thirty lookups do not all fit; they stay in working memory
-    assert len(full_memory.working.state("s-1").pinned) == 2 + 30 * 3
+    assert pins.dropped == 0
+    state = full_memory.working.state("s-1").pinned
+    assert len(state) == 2 + 20 * 3
+    assert all(p.value in result.text for p in state)
+    assert result.token_count <= 1200
+
+
+def test_a_long_session_keeps_the_extracted_values_of_its_latest_tool_results(full_memory: Memory) -> None:
+    cap = full_memory.settings.working.max_extracted_pins
+    for i in range(40):  # 3 values each: 120 extracted values, beyond the cap of 64
+        order = {"OrderNbr": f"SO-{i:06d}", "OrderTotal": f"{i}00.00", "RequestedOn": "2026-03-04"}
+        full_memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_order", tool_result=order)
+    full_memory.pin("s-1", "disputed_total", "1250.00")
+    state = full_memory.working.state("s-1").pinned
+    extracted = [p for p in state if not p.explicit]
+    assert cap - 3 < len(extracted) <= cap  # whole tool results go, oldest first
+    kept = {p.name.split(".")[0] for p in extracted}
+    assert kept == {f"SO-{i:06d}" for i in range(40 - len(kept), 40)}
+    assert any(p.explicit and p.name == "disputed_total" for p in state)
+    result = full_memory.build_context("ABARTENDE", "order status", session_id="s-1", token_budget=3000)
+    assert all(p.value in result.text for p in state)
+    assert result.section("pinned").dropped == 0
+    assert result.token_count <= 3000
 
 
 def test_a_budget_below_the_fixed_items_says_so(full_memory: Memory) -> None:
@@ -101,7 +122,7 @@ def test_a_budget_below_the_fixed_items_says_so(full_memory: Memory) -> None:
         full_memory.pin("s-1", f"value-{i:02d}", f"{i}.00")
     result = build(full_memory, token_budget=150)
     assert result.over_budget
-    assert result.warnings[-1].startswith("over budget: the ERP header and explicit pins alone need")
+    assert result.warnings[-1].startswith("over budget: the ERP header and pinned values alone need")
     assert "- value-59 = 59.00" in result.text
 
 

@@ -1,6 +1,6 @@
 """Fit candidates into a token budget: fixed items first, then each section's share, then refill.
 
-1. Fixed items (today, the ERP header, explicitly pinned values) are always taken.
+1. Fixed items (today, the ERP header, every pinned value) are always taken.
 2. Each other section gets ``share × budget`` tokens (less its fixed items; shares are scaled
    down when fixed items leave less room). Within a section items are taken by value rank; an
    item that does not fit is truncated when at least ``MIN_TRUNCATED`` tokens remain, else

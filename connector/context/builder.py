@@ -295,7 +295,7 @@ class ContextBuilder:
         overhead = counter.count(text_of(None, warnings))
         if overhead + fixed_cost > budget:
             warnings.append(
-                f"over budget: the ERP header and explicit pins alone need {overhead + fixed_cost} tokens "
+                f"over budget: the ERP header and pinned values alone need {overhead + fixed_cost} tokens "
                 f"of the {budget} allowed; nothing else was included"
             )
             overhead = counter.count(text_of(None, warnings))

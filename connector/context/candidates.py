@@ -194,9 +194,10 @@ def document_items(tenant: str, docs: Sequence[OpenDocument], today: date, limit
 
 
 def pinned_items(session_id: str, pins: Sequence[PinnedValue], query: str) -> list[Candidate]:
-    """Explicit pins are fixed (never dropped). Values extracted from tool results are grouped per
-    document and tool call, one line each, ranked: documents the query names first, then the
-    oldest (newer tool results are usually still in the recent turns verbatim)."""
+    """Every pinned value is fixed: shown in every context, never dropped for budget. Explicit pins
+    come first; values extracted from tool results follow, grouped per document and tool call, one
+    line each: documents the query names first, then by turn. (Working memory bounds how many
+    extracted values a session keeps pinned, ``working.max_extracted_pins``.)"""
     items = []
     groups: dict[tuple[int, str], list[PinnedValue]] = {}
     for order, p in enumerate(pins):
@@ -222,7 +223,7 @@ def pinned_items(session_id: str, pins: Sequence[PinnedValue], query: str) -> li
             else f"- {one_line(head, 120)} ({origin})"
         )
         source = f"pin:{session_id}/{head}@{seq}"
-        items.append(Candidate("pinned", source, text, rank=rank, order=len(pins) + rank))
+        items.append(Candidate("pinned", source, text, rank=rank, order=len(pins) + rank, fixed=True))
     return items
 
 

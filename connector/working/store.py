@@ -225,6 +225,8 @@ class WorkingMemory:
                         source = f"tool {t.tool_name or 'result'}, turn {first + i}"
                         pins = [(v.name, v.value, v.kind) for v in values]
                         self._upsert_pins(conn, sid, pins, source, first + i, False, now)
+                    if any(values for *_, values in prepared):
+                        self._evict_extracted_pins(conn, sid)
                 break
             except (IntegrityError, OperationalError) as exc:
                 if attempt == _APPEND_ATTEMPTS:
@@ -257,6 +259,32 @@ class WorkingMemory:
                 raise UnknownSessionError(f"session {sid!r} does not exist: record a turn first")
             self._upsert_pins(conn, sid, [(pin_name, text, pin_kind(value))], source, None, True, now)
         return PinnedValue(pin_name, text, pin_kind(value), source, None, True, now)
+
+    def _evict_extracted_pins(self, conn: Connection, sid: str) -> None:
+        """Keep at most ``max_extracted_pins`` extracted values: those of the latest tool results.
+
+        Pinned values are shown in full in every context, so an unbounded set would crowd out
+        everything else in a long session. A value re-extracted later counts as recent again.
+        """
+        cap = self.memory.settings.working.max_extracted_pins
+        extracted = sa.and_(pin_t.c.session_id == sid, pin_t.c.explicit.is_(False))
+        per_turn = conn.execute(
+            sa.select(pin_t.c.seq, sa.func.count().label("n"))
+            .where(extracted)
+            .group_by(pin_t.c.seq)
+            .order_by(pin_t.c.seq)
+        ).all()
+        excess = sum(int(r.n) for r in per_turn) - cap
+        if excess <= 0:
+            return
+        evicted: list[int] = []
+        for r in per_turn:  # whole tool results, oldest first, so no document is left half-pinned
+            if excess <= 0:
+                break
+            evicted.append(r.seq)
+            excess -= int(r.n)
+        conn.execute(pin_t.delete().where(extracted, pin_t.c.seq.in_(evicted)))
+        log.debug("session %s: unpinned the values of %d old tool results (cap %d)", sid, len(evicted), cap)
 
     def _upsert_pins(
         self,
