@@ -9,16 +9,18 @@ watermark in the same one). Works on SQLite and PostgreSQL through ``INSERT .. O
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from adapters.records import DocumentRecord, PartyRecord, Record, content_hash
+from adapters.records import CaseRecord, DocumentRecord, PartyRecord, Record, content_hash
+from connector.db.engine import _pg_json
 from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
 
 party_t: sa.Table = Party.__table__  # type: ignore[attr-defined]
@@ -34,11 +36,13 @@ class UpsertCounts:
     inserted: int = 0
     updated: int = 0
     unchanged: int = 0
+    presumption_failed: bool = False  # ``presume_new`` met an existing key
 
     def add(self, other: UpsertCounts) -> None:
         self.inserted += other.inserted
         self.updated += other.updated
         self.unchanged += other.unchanged
+        self.presumption_failed |= other.presumption_failed
 
     @property
     def written(self) -> int:
@@ -49,13 +53,14 @@ def _kind_column(table: sa.Table) -> str:
     return {"party": "kind", "document": "doc_type", "crm_case": ""}[table.name]
 
 
-def _row_for(record: Record, synced_at: datetime) -> dict[str, Any]:
+def _row_for(record: Record, synced_at: datetime, digest: str | None = None) -> dict[str, Any]:
+    """The record's row as a dict of column values (SQLite's executemany, the ORM baseline)."""
     common = {
         "tenant": record.tenant,
         "external_id": record.external_id,
         "raw": record.raw,
         "extra": record.extra,
-        "content_hash": content_hash(record),
+        "content_hash": content_hash(record) if digest is None else digest,
         "source_modified_at": record.source_modified_at,
         "synced_at": synced_at,
         "deleted_at": None,
@@ -121,20 +126,20 @@ _TEXT_ARRAY = postgresql.ARRAY(sa.Text())
 
 
 def _existing_hashes(
-    conn: Connection, table: sa.Table, rows: Sequence[dict[str, Any]]
+    conn: Connection, table: sa.Table, keys: Iterable[tuple[Any, ...]]
 ) -> dict[tuple[Any, ...], tuple[str, bool]]:
-    """Map key -> (content_hash, is_deleted) for the keys in ``rows`` that already exist."""
-    keys = _key_columns(table)
+    """Map key -> (content_hash, is_deleted) for the ``keys`` (natural-key tuples) that exist."""
+    names = _key_columns(table)
     found: dict[tuple[Any, ...], tuple[str, bool]] = {}
     # Group by (tenant, kind) so the lookup is a simple IN list on external_id.
     groups: dict[tuple[Any, ...], list[str]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row[k] for k in keys[:-1]), []).append(row["external_id"])
+    for key in keys:
+        groups.setdefault(key[:-1], []).append(key[-1])
     postgres = conn.dialect.name == "postgresql"
     for prefix, ids in groups.items():
         for start in range(0, len(ids), 5000):
             chunk = ids[start : start + 5000]
-            cond = [table.c[k] == v for k, v in zip(keys[:-1], prefix, strict=True)]
+            cond = [table.c[k] == v for k, v in zip(names[:-1], prefix, strict=True)]
             # PostgreSQL: one array parameter, not thousands of rendered IN parameters per page.
             match = (
                 table.c.external_id == sa.func.any(sa.bindparam("ids", chunk, type_=_TEXT_ARRAY))
@@ -142,10 +147,10 @@ def _existing_hashes(
                 else table.c.external_id.in_(chunk)
             )
             stmt = sa.select(
-                *[table.c[k] for k in keys], table.c.content_hash, table.c.deleted_at.is_not(None)
+                *[table.c[k] for k in names], table.c.content_hash, table.c.deleted_at.is_not(None)
             ).where(*cond, match)
             for db_row in conn.execute(stmt):
-                found[tuple(db_row[: len(keys)])] = (db_row[len(keys)], bool(db_row[len(keys) + 1]))
+                found[tuple(db_row[: len(names)])] = (db_row[len(names)], bool(db_row[len(names) + 1]))
     return found
 
 
@@ -154,67 +159,109 @@ def _insert_stmt(conn: Connection, table: sa.Table) -> Any:
 
 
 def _write_rows(
-    conn: Connection, table: sa.Table, rows: list[dict[str, Any]], *, all_new: bool = False
+    conn: Connection,
+    table: sa.Table,
+    entries: list[tuple[Record, str]],
+    synced_at: datetime,
+    *,
+    all_new: bool = False,
 ) -> None:
-    """INSERT .. ON CONFLICT (key) DO UPDATE for ``rows`` as one executemany.
+    """Write ``entries`` (record, content hash): INSERT .. ON CONFLICT (key) DO UPDATE.
 
-    One statement object per table, so SQLAlchemy compiles it once and caches it; the driver
-    batches the rows (psycopg pipelines them, SQLite loops in C). Building a multi-row VALUES
-    clause instead costs a full compile per batch, which dominated a profile of a full sync.
+    PostgreSQL gets COPY (straight into the table when all rows are new, else through a stage).
+    SQLite gets one executemany of one statement object per table, so SQLAlchemy compiles it once
+    and caches it (a multi-row VALUES clause costs a full compile per batch).
     """
-    if not rows:
+    if not entries:
+        return
+    if conn.dialect.name == "postgresql":
+        if all_new and _copy_new(conn, table, entries, synced_at):
+            return
+        _copy_upsert(conn, table, entries, synced_at)
         return
     keys = _key_columns(table)
-    if conn.dialect.name == "postgresql":
-        if all_new and _copy_new(conn, table, rows):
-            return
-        _copy_upsert(conn, table, rows, keys)
-        return
+    rows = [_row_for(record, synced_at, digest) for record, digest in entries]
     stmt = _insert_stmt(conn, table)
     update_cols = {c: stmt.excluded[c] for c in rows[0] if c not in keys}
     conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_=update_cols), rows)
 
 
-def upsert_records(conn: Connection, records: Iterable[Record], synced_at: datetime) -> UpsertCounts:
+def _record_key(record: Record) -> tuple[Any, ...]:
+    """The natural key in the order of the table's key columns (see :func:`_key_columns`)."""
+    if isinstance(record, PartyRecord):
+        return (record.tenant, record.kind, record.external_id)
+    if isinstance(record, DocumentRecord):
+        return (record.tenant, record.doc_type, record.external_id)
+    return (record.tenant, record.external_id)
+
+
+@dataclass(slots=True)
+class _Batch:
+    """One table's share of a batch: records by key (the last occurrence wins) and their hashes."""
+
+    table: sa.Table
+    keyed: dict[tuple[Any, ...], tuple[Record, str]]
+
+
+def _batches(records: Iterable[Record]) -> list[_Batch]:
+    by_table: dict[str, _Batch] = {}
+    for record in records:
+        table = table_for(record)
+        batch = by_table.get(table.name)
+        if batch is None:
+            batch = by_table[table.name] = _Batch(table, {})
+        batch.keyed[_record_key(record)] = (record, content_hash(record))
+    return list(by_table.values())
+
+
+def upsert_records(
+    conn: Connection, records: Iterable[Record], synced_at: datetime, *, presume_new: bool = False
+) -> UpsertCounts:
     """Insert new records, update changed ones, skip unchanged ones. Returns the counts.
 
     The last occurrence of a key in one batch wins (an ERP page may repeat a record that changed
-    while we paged).
+    while we paged). ``presume_new`` is the caller's belief that none of the keys exists yet (a
+    first full load): on PostgreSQL the rows are then COPied straight in without the classify
+    query, and if a key does exist the attempt is undone and the batch classified as usual
+    (``counts.presumption_failed`` tells the caller to stop presuming).
     """
-    by_table: dict[str, tuple[sa.Table, dict[tuple[Any, ...], tuple[Record, dict[str, Any]]]]] = {}
-    for record in records:
-        table = table_for(record)
-        row = _row_for(record, synced_at)
-        key = tuple(row[k] for k in _key_columns(table))
-        by_table.setdefault(table.name, (table, {}))[1][key] = (record, row)
-
     counts = UpsertCounts()
-    for table, keyed in by_table.values():
-        rows = [row for _, row in keyed.values()]
-        existing = _existing_hashes(conn, table, rows)
-        to_write: list[dict[str, Any]] = []
-        changed_parties: list[PartyRecord] = []
+    postgres = conn.dialect.name == "postgresql"
+    for batch in _batches(records):
+        table, keyed = batch.table, batch.keyed
+        if presume_new and postgres and not counts.presumption_failed:
+            entries = list(keyed.values())
+            if _copy_new(conn, table, entries, synced_at):
+                counts.inserted += len(entries)
+                _replace_party_children(conn, _parties(entries), ())
+                continue
+            counts.presumption_failed = True
+        existing = _existing_hashes(conn, table, keyed)
+        to_write: list[tuple[Record, str]] = []
         known_parties: list[PartyRecord] = []  # updated ones: their old children must go first
         fresh = 0
-        for key, (record, row) in keyed.items():
+        for key, (record, digest) in keyed.items():
             previous = existing.get(key)
             if previous is None:
                 counts.inserted += 1
                 fresh += 1
-            elif previous[0] == row["content_hash"] and not previous[1]:
+            elif previous[0] == digest and not previous[1]:
                 counts.unchanged += 1
                 continue
             else:
                 counts.updated += 1
                 if isinstance(record, PartyRecord):
                     known_parties.append(record)
-            to_write.append(row)
-            if isinstance(record, PartyRecord):
-                changed_parties.append(record)
-        _write_rows(conn, table, to_write, all_new=fresh == len(to_write))
-        if changed_parties:
-            _replace_party_children(conn, changed_parties, known_parties)
+            to_write.append((record, digest))
+        _write_rows(conn, table, to_write, synced_at, all_new=fresh == len(to_write))
+        parties = _parties(to_write)
+        if parties:
+            _replace_party_children(conn, parties, known_parties)
     return counts
+
+
+def _parties(entries: Sequence[tuple[Record, str]]) -> list[PartyRecord]:
+    return [record for record, _ in entries if isinstance(record, PartyRecord)]
 
 
 def _replace_party_children(
@@ -239,6 +286,23 @@ def _replace_party_children(
                         table.c.party_external_id.in_(ids[start : start + 5000]),
                     )
                 )
+    if not parties:
+        return
+    if conn.dialect.name == "postgresql":
+        for table in (contact_t, address_t, attribute_t):
+            columns, lines = _CHILD_COPY[table.name]
+            _copy_text(conn, table.name, columns, lines, parties)
+        return
+    contacts, addresses, attributes = _child_rows(parties)
+    for table, rows in ((contact_t, contacts), (address_t, addresses), (attribute_t, attributes)):
+        if rows:
+            conn.execute(table.insert(), rows)
+
+
+def _child_rows(
+    parties: Sequence[PartyRecord],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Contact, address and attribute rows as dicts, for SQLite's executemany."""
     contacts: list[dict[str, Any]] = []
     addresses: list[dict[str, Any]] = []
     attributes: list[dict[str, Any]] = []
@@ -272,44 +336,36 @@ def _replace_party_children(
             )
         for name, value in party.attributes.items():
             attributes.append(owner | {"name": name, "value": value})
-    for table, rows in ((contact_t, contacts), (address_t, addresses), (attribute_t, attributes)):
-        if rows:
-            _insert_rows(conn, table, rows)
+    return contacts, addresses, attributes
 
 
-def _insert_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-    """Plain INSERT of ``rows`` (all with the same keys); COPY on PostgreSQL.
-
-    Child rows outnumber parties several times over, and an executemany sends and plans one
-    statement per row: COPY streams them in one command.
-    """
-    if conn.dialect.name != "postgresql":
-        conn.execute(table.insert(), rows)
-        return
-    _copy(conn, table, table.name, rows)
-
-
-def _copy_new(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> bool:
-    """COPY rows the classify found absent straight into ``table`` (a first full sync is all such
-    pages; the stage and its INSERT .. SELECT doubled the server's work). In a savepoint: if a
-    concurrent writer added one of the keys meanwhile, it is undone and False sends the rows to the
-    upsert instead."""
+def _copy_new(
+    conn: Connection, table: sa.Table, entries: Sequence[tuple[Record, str]], synced_at: datetime
+) -> bool:
+    """COPY rows the classify found absent (or the caller presumes new) straight into ``table`` (a
+    first full sync is all such pages; the stage and its INSERT .. SELECT doubled the server's work).
+    In a savepoint: if one of the keys exists (a concurrent writer, a repeated record, a presumption
+    that was wrong), it is undone and False sends the rows to the classify and upsert instead."""
+    columns, lines = _RECORD_COPY[table.name]
     try:
         with conn.begin_nested():
-            _copy(conn, table, table.name, rows)
+            _copy_text(conn, table.name, columns, lines, entries, synced_at)
     except sa.exc.IntegrityError:
         return False
     return True
 
 
-def _copy_upsert(conn: Connection, table: sa.Table, rows: list[dict[str, Any]], keys: list[str]) -> None:
+def _copy_upsert(
+    conn: Connection, table: sa.Table, entries: Sequence[tuple[Record, str]], synced_at: datetime
+) -> None:
     """PostgreSQL upsert: COPY into a session temp table, then one INSERT .. SELECT .. ON CONFLICT.
 
-    Same statement semantics as the executemany (keys are unique within ``rows``), without a
+    Same statement semantics as the executemany (keys are unique within ``entries``), without a
     round trip, bind and plan per row. The stage copies the target's column types, so values are
     checked exactly as an INSERT checks them; it is emptied before each use.
     """
-    names = list(rows[0])
+    names, lines = _RECORD_COPY[table.name]
+    keys = _key_columns(table)
     quote = conn.dialect.identifier_preparer.quote
     cols = ", ".join(quote(n) for n in names)
     stage = f"_stage_{table.name}_{zlib.crc32(cols.encode()):08x}"
@@ -317,7 +373,7 @@ def _copy_upsert(conn: Connection, table: sa.Table, rows: list[dict[str, Any]], 
         f"CREATE TEMP TABLE IF NOT EXISTS {stage} AS SELECT {cols} FROM {quote(table.name)} WITH NO DATA"
     )
     conn.exec_driver_sql(f"TRUNCATE {stage}")
-    _copy(conn, table, stage, rows)
+    _copy_text(conn, stage, names, lines, entries, synced_at)
     updates = ", ".join(f"{quote(n)} = EXCLUDED.{quote(n)}" for n in names if n not in keys)
     conn.exec_driver_sql(
         f"INSERT INTO {quote(table.name)} ({cols}) SELECT {cols} FROM {stage} "
@@ -325,31 +381,202 @@ def _copy_upsert(conn: Connection, table: sa.Table, rows: list[dict[str, Any]], 
     )
 
 
-def _copy(conn: Connection, table: sa.Table, target: str, rows: list[dict[str, Any]]) -> None:
-    """COPY ``rows`` into ``target`` (``table`` or its stage). Values go through each column's bind
-    processor first, so they reach the server as an INSERT would send them; a driver error is
-    raised as SQLAlchemy's, as from ``conn.execute``, so callers' handlers still apply."""
-    names = list(rows[0])
-    pairs = [(name, table.c[name].type._cached_bind_processor(conn.dialect)) for name in names]
+def _copy_text(
+    conn: Connection,
+    target: str,
+    columns: Sequence[str],
+    lines: Callable[..., Iterable[str]],
+    items: Sequence[Any],
+    *args: Any,
+) -> None:
+    """COPY ``items`` into ``target`` as one text-format payload built by ``lines``.
+
+    Formatting every value ourselves (see :func:`copy_text`) and sending the page in one write
+    replaces a bind-processor call per value and psycopg's per-row adaptation, which were most of
+    the writer's time. A value a column refuses fails before anything is sent, as with
+    ``execute()``; a driver error is raised as SQLAlchemy's so callers' handlers still apply.
+    """
     quote = conn.dialect.identifier_preparer.quote
-    command = f"COPY {quote(target)} ({', '.join(quote(n) for n in names)}) FROM STDIN"
-    driver: Any = conn.connection.driver_connection
-    dbapi: Any = conn.dialect.loaded_dbapi
-    try:  # bind first: a value a column refuses fails before anything is sent, as with execute()
-        if any(p is not None for _, p in pairs):
-            values = [[row[n] if p is None else p(row[n]) for n, p in pairs] for row in rows]
-        else:
-            values = [[row[n] for n in names] for row in rows]
-    except Exception as exc:
+    command = f"COPY {quote(target)} ({', '.join(quote(n) for n in columns)}) FROM STDIN"
+    try:
+        payload = "".join(lines(items, *args))
+    except (TypeError, ValueError, ArithmeticError) as exc:
         raise sa.exc.StatementError(
             f"({type(exc).__module__}.{type(exc).__name__}) {exc}", command, None, exc
         ) from exc
+    if not payload:
+        return
+    driver: Any = conn.connection.driver_connection
+    dbapi: Any = conn.dialect.loaded_dbapi
     try:
         with driver.cursor() as cursor, cursor.copy(command) as copy:
-            for value in values:
-                copy.write_row(value)
+            copy.write(payload)
     except dbapi.Error as exc:
         raise sa.exc.DBAPIError.instance(command, None, exc, dbapi.Error) from exc
+
+
+# COPY text format ---------------------------------------------------------------------------
+# One line per row, values separated by tabs, ``\N`` for NULL; a backslash, tab, newline or
+# carriage return inside a value is escaped. Each formatter mirrors the bind processor of its
+# column type (connector.db.types), so COPY stores exactly what an INSERT would.
+
+_NULL = "\\N"
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def copy_text(value: str | None) -> str:
+    """A text value for COPY: NULL stays distinct from the empty string; specials are escaped."""
+    if value is None:
+        return _NULL
+    if type(value) is not str:
+        value = str(value)
+    if "\\" in value or not value.isprintable():  # isprintable is False for tab, newline, CR
+        return value.translate(_ESCAPES)
+    return value
+
+
+def copy_money(value: Decimal | int | str | None) -> str:
+    """NUMERIC: exact decimal text; a float is refused as :class:`~connector.db.types.Money` does."""
+    if value is None:
+        return _NULL
+    if type(value) is not Decimal:
+        if isinstance(value, float):
+            raise TypeError("money must be Decimal, not float")
+        value = Decimal(value)
+    return str(value)
+
+
+def copy_timestamp(value: datetime | None) -> str:
+    """TIMESTAMPTZ: ISO 8601 in UTC with its offset; a naive datetime is refused."""
+    if value is None:
+        return _NULL
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("naive datetime given to a UTC column; pass an aware datetime")
+    return value.astimezone(UTC).isoformat()
+
+
+def copy_date(value: date | None) -> str:
+    return _NULL if value is None else value.isoformat()
+
+
+def copy_bool(value: bool | None) -> str:
+    return _NULL if value is None else ("t" if value else "f")
+
+
+def copy_json(value: Any) -> str:
+    """JSONB: the engine's serializer (orjson), escaped; None is JSON null, as sa.JSON binds it."""
+    return copy_text(_pg_json(value))
+
+
+def _common(record: Record, digest: str, synced: str) -> str:
+    """tenant, external_id, raw, extra, content_hash, source_modified_at, synced_at, deleted_at."""
+    return (
+        f"{copy_text(record.tenant)}\t{copy_text(record.external_id)}\t{copy_json(record.raw)}\t"
+        f"{copy_json(record.extra)}\t{digest}\t{copy_timestamp(record.source_modified_at)}\t"
+        f"{synced}\t{_NULL}"
+    )
+
+
+_COMMON = (
+    "tenant", "external_id", "raw", "extra", "content_hash", "source_modified_at", "synced_at",
+    "deleted_at",
+)  # fmt: skip
+_PARTY_COLUMNS = (
+    *_COMMON, "kind", "name", "status", "currency", "credit_limit", "terms", "tax_zone", "tax_id",
+    "party_class", "email", "phone",
+)  # fmt: skip
+_DOCUMENT_COLUMNS = (
+    *_COMMON, "doc_type", "number", "party_kind", "party_external_id", "status", "currency", "amount",
+    "balance", "doc_date", "due_date", "description", "customer_ref", "is_open",
+)  # fmt: skip
+_CASE_COLUMNS = (
+    *_COMMON, "customer_external_id", "subject", "status", "priority", "case_class", "reported_at",
+    "closed_at", "description", "resolution", "is_closed",
+)  # fmt: skip
+
+
+def _party_lines(entries: Sequence[tuple[PartyRecord, str]], synced_at: datetime) -> Iterator[str]:
+    t, synced = copy_text, copy_timestamp(synced_at)
+    for r, digest in entries:
+        yield (
+            f"{_common(r, digest, synced)}\t{t(r.kind)}\t{t(r.name)}\t{t(r.status)}\t{t(r.currency)}\t"
+            f"{copy_money(r.credit_limit)}\t{t(r.terms)}\t{t(r.tax_zone)}\t{t(r.tax_id)}\t"
+            f"{t(r.party_class)}\t{t(r.email)}\t{t(r.phone)}\n"
+        )
+
+
+def _document_lines(entries: Sequence[tuple[DocumentRecord, str]], synced_at: datetime) -> Iterator[str]:
+    t, m, d, synced = copy_text, copy_money, copy_date, copy_timestamp(synced_at)
+    for r, digest in entries:
+        yield (
+            f"{_common(r, digest, synced)}\t{t(r.doc_type)}\t{t(r.number)}\t{t(r.party_kind)}\t"
+            f"{t(r.party_external_id)}\t{t(r.status)}\t{t(r.currency)}\t{m(r.amount)}\t"
+            f"{m(r.balance)}\t{d(r.doc_date)}\t{d(r.due_date)}\t{t(r.description)}\t"
+            f"{t(r.customer_ref)}\t{copy_bool(r.is_open)}\n"
+        )
+
+
+def _case_lines(entries: Sequence[tuple[CaseRecord, str]], synced_at: datetime) -> Iterator[str]:
+    t, ts, synced = copy_text, copy_timestamp, copy_timestamp(synced_at)
+    for r, digest in entries:
+        yield (
+            f"{_common(r, digest, synced)}\t{t(r.customer_external_id)}\t{t(r.subject)}\t"
+            f"{t(r.status)}\t{t(r.priority)}\t{t(r.case_class)}\t{ts(r.reported_at)}\t"
+            f"{ts(r.closed_at)}\t{t(r.description)}\t{t(r.resolution)}\t{copy_bool(r.is_closed)}\n"
+        )
+
+
+def _owner(party: PartyRecord) -> str:
+    return f"{copy_text(party.tenant)}\t{copy_text(party.kind)}\t{copy_text(party.external_id)}"
+
+
+def _contact_lines(parties: Sequence[PartyRecord]) -> Iterator[str]:
+    t = copy_text
+    for party in parties:
+        if party.contacts:
+            owner = _owner(party)
+            for i, c in enumerate(party.contacts):
+                yield (
+                    f"{owner}\t{i}\t{t(c.role)}\t{t(c.name)}\t{t(c.email)}\t{t(c.phone)}\t"
+                    f"{t(c.external_id)}\n"
+                )
+
+
+def _address_lines(parties: Sequence[PartyRecord]) -> Iterator[str]:
+    t = copy_text
+    for party in parties:
+        if party.addresses:
+            owner = _owner(party)
+            for i, a in enumerate(party.addresses):
+                yield (
+                    f"{owner}\t{i}\t{t(a.role)}\t{t(a.line1)}\t{t(a.line2)}\t{t(a.city)}\t"
+                    f"{t(a.region)}\t{t(a.postal_code)}\t{t(a.country)}\n"
+                )
+
+
+def _attribute_lines(parties: Sequence[PartyRecord]) -> Iterator[str]:
+    t = copy_text
+    for party in parties:
+        if party.attributes:
+            owner = _owner(party)
+            for name, value in party.attributes.items():
+                yield f"{owner}\t{t(name)}\t{t(value)}\n"
+
+
+_OWNER = ("tenant", "party_kind", "party_external_id")
+_RECORD_COPY: dict[str, tuple[tuple[str, ...], Callable[..., Iterator[str]]]] = {
+    "party": (_PARTY_COLUMNS, _party_lines),
+    "document": (_DOCUMENT_COLUMNS, _document_lines),
+    "crm_case": (_CASE_COLUMNS, _case_lines),
+}
+_CHILD_COPY: dict[str, tuple[tuple[str, ...], Callable[..., Iterator[str]]]] = {
+    "party_contact": ((*_OWNER, "ordinal", "role", "name", "email", "phone", "external_id"), _contact_lines),
+    "party_address": (
+        (*_OWNER, "ordinal", "role", "line1", "line2", "city", "region", "postal_code", "country"),
+        _address_lines,
+    ),
+    "party_attribute": ((*_OWNER, "name", "value"), _attribute_lines),
+}
 
 
 def mark_missing_deleted(

@@ -34,6 +34,8 @@ from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
 from connector.settings import TenantSettings
 from connector.sync.analyze import StatsKeeper
+from connector.sync.commits import relax_commit
+from connector.sync.gctune import fewer_full_collections
 from connector.sync.locks import stream_lock
 from connector.sync.prefetch import Prefetcher
 from connector.sync.progress import NullReporter, Reporter
@@ -99,6 +101,9 @@ class _StreamRun:
         self.run: RunRecord | None = None
         self.hold_watermark = False  # the window never read stably: do not advance
         self.stats = StatsKeeper(runner.memory.engine)
+        # A stream that never completed a window is most likely being loaded for the first time:
+        # its pages are COPied in without the classify query until a key turns out to exist.
+        self.presume_new = state.watermark is None and state.last_full_at is None
 
     @property
     def tenant(self) -> str:
@@ -237,7 +242,8 @@ class SyncRunner:
         error: str | None = None
         key_scanned = False
         try:
-            interrupted = self._read_window(stream_run)
+            with fewer_full_collections():
+                interrupted = self._read_window(stream_run)
             if interrupted:
                 status = "interrupted"
                 error = f"stopped by {self.stop.reason} after page {stream_run.run.counters.pages}"
@@ -386,7 +392,9 @@ class SyncRunner:
         now = self.memory.clock.now()
         kinds = {record_kind(r) for r in page.records} - sr.known_kinds
         with self.memory.engine.begin() as conn:
-            upserted = upsert_records(conn, page.records, now)
+            if not final:
+                relax_commit(conn)
+            upserted = upsert_records(conn, page.records, now, presume_new=sr.presume_new)
             if kinds:
                 remember_kinds(conn, sr.tenant, sr.stream, kinds)
             if page.records or page.requests:
@@ -406,6 +414,8 @@ class SyncRunner:
                 run.counters = previous
                 raise
         sr.known_kinds |= kinds
+        if upserted.presumption_failed:
+            sr.presume_new = False
         sr.stats.inserted(sr.spec.record_type, upserted.inserted)
         self.reporter.page_done(
             sr.tenant, sr.stream, counters.pages, len(page.records), counters.records_read

@@ -1,0 +1,62 @@
+"""The sync's write-path tuning: asynchronous commit of non-final pages, GC thresholds."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from connector.sync.commits import relax_commit
+from connector.sync.gctune import FULL_COLLECTION_THRESHOLD, fewer_full_collections
+
+
+def test_relaxed_commit_lasts_one_transaction_on_postgres(engine: Engine) -> None:
+    with engine.begin() as conn:
+        relax_commit(conn)
+        inside = (
+            conn.exec_driver_sql("SHOW synchronous_commit").scalar()
+            if engine.dialect.name == "postgresql"
+            else None
+        )
+    with engine.connect() as conn:
+        after = (
+            conn.exec_driver_sql("SHOW synchronous_commit").scalar()
+            if engine.dialect.name == "postgresql"
+            else None
+        )
+        conn.execute(sa.text("SELECT 1"))
+    if engine.dialect.name == "postgresql":
+        assert (inside, after) == ("off", "on")
+
+
+def test_full_collections_are_rarer_inside_and_restored_after_nesting() -> None:
+    before = gc.get_threshold()
+    with fewer_full_collections():
+        assert gc.get_threshold()[:2] == before[:2]
+        assert gc.get_threshold()[2] == max(before[2], FULL_COLLECTION_THRESHOLD)
+        with fewer_full_collections():
+            assert gc.get_threshold()[2] == max(before[2], FULL_COLLECTION_THRESHOLD)
+        assert gc.get_threshold()[2] == max(before[2], FULL_COLLECTION_THRESHOLD)
+    assert gc.get_threshold() == before
+
+
+def test_overlapping_runs_in_threads_restore_once_the_last_ends() -> None:
+    before = gc.get_threshold()
+    entered, release = threading.Event(), threading.Event()
+
+    def other_run() -> None:
+        with fewer_full_collections():
+            entered.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=other_run)
+    thread.start()
+    entered.wait(5)
+    with fewer_full_collections():
+        pass
+    assert gc.get_threshold()[2] == max(before[2], FULL_COLLECTION_THRESHOLD)  # the other run still pages
+    release.set()
+    thread.join(5)
+    assert gc.get_threshold() == before
