@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal
+
+import orjson
 
 PartyKind = Literal["customer", "vendor"]
 DocType = Literal["ar_invoice", "ap_bill", "sales_order", "credit_memo"]
@@ -176,11 +179,68 @@ def content_hash(record: Record) -> str:
     """
     names = _HASHED.get(type(record)) or _hashed_fields(type(record))
     data = {name: getattr(record, name) for name in names}
+    return hashlib.sha256(canonical_json(data)).hexdigest()
+
+
+def canonical_json(data: dict[str, Any]) -> bytes:
+    """The hashed text: ``json.dumps(_jsonable(data), sort_keys=True, separators=(",", ":"))``.
+
+    Built by orjson when it gives the very same bytes (a third of the cost): no float anywhere
+    (orjson and ``repr`` format some differently), every key a str, and non-ASCII characters
+    escaped afterwards as ``ensure_ascii`` does. Anything else takes the stdlib path, so a hash
+    never depends on which path computed it.
+    """
+    if _float_free(data):
+        try:
+            out = orjson.dumps(data, option=_CANONICAL, default=_encode_leaf)
+        except TypeError:  # orjson.JSONEncodeError too: non-str keys, huge ints, unknown types
+            pass
+        else:
+            if out.isascii() and b"\x7f" not in out:
+                return out
+            return _NON_ASCII.sub(_escape_char, out.decode()).encode()
     try:  # the C encoder; the same text as _jsonable + dumps for the str-keyed dicts records carry
         payload = json.dumps(data, sort_keys=True, separators=(",", ":"), default=_encode_leaf)
     except TypeError:  # a dict with keys of mixed types: canonicalise in Python
         payload = json.dumps(_jsonable(data), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return payload.encode()
+
+
+_CANONICAL = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+_NON_ASCII = re.compile("[\x7f-\U0010ffff]")  # orjson already escapes the control characters
+_PLAIN = frozenset({str, type(None), bool, int, Decimal, datetime, date, Contact, Address})
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    """``ensure_ascii``'s escape: ``\\uXXXX`` in lowercase hex, a surrogate pair above the BMP."""
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
+
+
+def _float_free(value: Any) -> bool:
+    """Whether no float hides in ``value``: dicts, lists and tuples are walked.
+
+    Contacts and addresses (typed text fields) are not walked: a float there, which no mapping
+    produces, would still hash deterministically, only not as the stdlib path would.
+    """
+    cls = type(value)
+    if cls is dict:
+        items = value.values()
+    elif cls is list or cls is tuple:
+        items = value
+    else:
+        return not isinstance(value, float)
+    if _PLAIN.issuperset(map(type, items)):  # the common case, without a Python-level loop
+        return True
+    return all(_float_free(v) for v in items if type(v) not in _PLAIN)
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
