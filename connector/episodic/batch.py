@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 NEAR_DUPLICATE = 0.95
 _CHUNK = 300  # tuples per IN list: well inside SQLite's and PostgreSQL's parameter limits
 
+ScopeKey = tuple[str, str]  # tenant, customer
 CaseKey = tuple[str, str, str]  # tenant, customer, case key (or content hash)
 DupKey = tuple[str, str, str | None, tuple[str, ...]]  # tenant, customer, type, sorted document keys
 # Entry columns a later case may change; one UPDATE statement (executemany) writes them all.
@@ -57,6 +58,34 @@ def _entry_dup_key(values: dict[str, Any]) -> DupKey:
 def _chunks(items: Sequence[Any]) -> Iterator[list[Any]]:
     for start in range(0, len(items), _CHUNK):
         yield list(items[start : start + _CHUNK])
+
+
+def _per_scope(
+    tenant: Any, customer: Any, column: Any | None, wanted: dict[ScopeKey, set[str]]
+) -> Iterator[Any]:
+    """WHERE clauses, a chunk of scopes each: OR of (tenant = ? AND customer = ? [AND column IN (...)]).
+
+    Both SQLite (multi-index OR) and PostgreSQL (bitmap OR) probe an index per scope with this
+    shape; a row-value IN, ``(tenant, customer, key) IN (VALUES ...)``, made SQLite scan the table.
+    """
+    terms: list[Any] = []
+    size = 0
+    for (t, c), values in wanted.items():
+        term = sa.and_(tenant == t, customer == c)
+        terms.append(term if column is None else sa.and_(term, column.in_(sorted(values))))
+        size += 1 + len(values)
+        if size >= _CHUNK:
+            yield sa.or_(*terms)
+            terms, size = [], 0
+    if terms:
+        yield sa.or_(*terms)
+
+
+def _wanted(cases: Sequence[NewCase], value: Callable[[NewCase], str]) -> dict[ScopeKey, set[str]]:
+    wanted: dict[ScopeKey, set[str]] = {}
+    for case in cases:
+        wanted.setdefault((case.scope.tenant, case.scope.customer_id), set()).add(value(case))
+    return wanted
 
 
 @dataclass
@@ -90,14 +119,11 @@ def known_hashes(conn: sa.Connection, cases: Sequence[NewCase]) -> dict[CaseKey,
 
 
 def _case_rows(conn: sa.Connection, cases: Sequence[NewCase]) -> dict[CaseKey, CaseRow]:
-    keys = list(dict.fromkeys(key_of(c) for c in cases))
     c = CASES.c
     found: dict[CaseKey, CaseRow] = {}
-    for chunk in _chunks(keys):
-        statement = sa.select(c.id, c.tenant, c.customer_id, c.case_key, c.content_hash, c.entry_id).where(
-            sa.tuple_(c.tenant, c.customer_id, c.case_key).in_(chunk)
-        )
-        for r in conn.execute(statement):
+    for where in _per_scope(c.tenant, c.customer_id, c.case_key, _wanted(cases, lambda x: x.case_key)):
+        statement = sa.select(c.id, c.tenant, c.customer_id, c.case_key, c.content_hash, c.entry_id)
+        for r in conn.execute(statement.where(where)):
             found[(r.tenant, r.customer_id, r.case_key)] = CaseRow(r.id, r.content_hash, r.entry_id)
     return found
 
@@ -127,29 +153,23 @@ class BatchView:
         return view
 
     def _load_content(self, conn: sa.Connection, cases: Sequence[NewCase]) -> None:
-        triples = list(dict.fromkeys((c.scope.tenant, c.scope.customer_id, c.content_hash) for c in cases))
         c = CASES.c
-        for chunk in _chunks(triples):
+        wanted = _wanted(cases, lambda x: x.content_hash)
+        for where in _per_scope(c.tenant, c.customer_id, c.content_hash, wanted):
             statement = (
                 sa.select(c.tenant, c.customer_id, c.content_hash, c.case_key, c.entry_id)
                 .join(ENTRIES, ENTRIES.c.id == c.entry_id)
-                .where(
-                    sa.tuple_(c.tenant, c.customer_id, c.content_hash).in_(chunk), ENTRIES.c.status == LIVE
-                )
+                .where(where, ENTRIES.c.status == LIVE)
             )
             for r in conn.execute(statement):
-                self.content.setdefault((r.tenant, r.customer_id, r.content_hash), {})[r.case_key] = (
-                    r.entry_id
-                )
+                holders = self.content.setdefault((r.tenant, r.customer_id, r.content_hash), {})
+                holders[r.case_key] = r.entry_id
 
     def _load_similar(self, conn: sa.Connection, cases: Sequence[NewCase]) -> None:
-        scopes = list(dict.fromkeys((c.scope.tenant, c.scope.customer_id) for c in cases))
         e = ENTRIES.c
-        for chunk in _chunks(scopes):
-            statement = sa.select(e.id, e.tenant, e.customer_id, e.case_type, e.doc_keys).where(
-                sa.tuple_(e.tenant, e.customer_id).in_(chunk), e.status == LIVE
-            )
-            for r in conn.execute(statement).mappings():
+        for where in _per_scope(e.tenant, e.customer_id, None, _wanted(cases, lambda x: "")):
+            statement = sa.select(e.id, e.tenant, e.customer_id, e.case_type, e.doc_keys)
+            for r in conn.execute(statement.where(where, e.status == LIVE)).mappings():
                 self.similar.setdefault(_entry_dup_key(dict(r)), []).append(r["id"])
 
     def _load_entries(self, conn: sa.Connection, ids: Sequence[str]) -> None:
