@@ -137,3 +137,11 @@ def test_loading_and_embedding_make_no_network_connection(monkeypatch: pytest.Mo
     vectors = fresh.embed(["Has this customer disputed an invoice before?"])
     assert vectors.shape == (1, DIMENSION)
     assert attempts == []
+
+
+def test_batches_run_side_by_side_give_the_same_vectors_as_one_worker() -> None:
+    texts = [f"Credit memo CM-{i:06d} issued for {i} damaged units on order SO-{i:06d}" for i in range(40)]
+    parallel = MiniLMEmbedder(batch_size=8, threads=2).embed(texts)
+    serial = MiniLMEmbedder(batch_size=8, threads=1).embed(texts)
+    assert np.array_equal(parallel, serial)
+    assert (parallel @ parallel.T).argmax(axis=1).tolist() == list(range(40))

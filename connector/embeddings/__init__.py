@@ -23,10 +23,10 @@ def embedder_for(settings: Settings) -> Embedder:
     """The embedder the settings name (cached for the offline model)."""
     conf = settings.embeddings
     if conf.provider == "openai":
-        return OpenAIEmbedder(settings.llm, conf.openai_model, batch_size=max(conf.batch_size, 1))
+        return OpenAIEmbedder(settings.llm, conf.openai_model, batch_size=conf.batch_size or 256)
     key = ("minilm", conf.minilm_model, str(conf.batch_size))
     with _cache_lock:
         embedder = _cache.get(key)
         if embedder is None:
-            embedder = _cache[key] = MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size)
+            embedder = _cache[key] = MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size or 16)
         return embedder

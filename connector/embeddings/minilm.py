@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,10 +116,13 @@ def _session(onnxruntime: Any, model_path: Path, *, threads: int | None) -> Any:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 int8 on onnxruntime; loads lazily and is safe to share between threads.
+    """all-MiniLM-L6-v2 on onnxruntime; loads lazily and is safe to share between threads.
 
-    A single text (a recall query) runs on a one-thread session: it is too small to parallelise and
-    latency matters; batches (ingest, reindex) run on a session with ``threads`` (default: all cores).
+    Every run uses one single-threaded session. A single text (a recall query) runs on the calling
+    thread: too small to parallelise, and latency matters. Many texts (ingest, reindex) are cut into
+    length-sorted batches that run side by side on ``threads`` workers (default: all cores):
+    independent batches keep both cores busier than one batch split across intra-op threads
+    (20-30% more texts per second in our measurements on 2 cores).
     """
 
     def __init__(
@@ -126,17 +131,17 @@ class MiniLMEmbedder:
         model: str = MODEL_ID,
         model_path: Path | None = None,
         tokenizer_path: Path = TOKENIZER_PATH,
-        batch_size: int = 32,
+        batch_size: int = 16,
         threads: int | None = None,
     ) -> None:
         self._build = build_for(model)
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path
         self._batch_size = batch_size
-        self._threads = threads
+        self._threads = threads or os.cpu_count() or 1
         self._lock = threading.Lock()
         self._session: Any = None
-        self._single: Any = None
+        self._pool: ThreadPoolExecutor | None = None
         self._tokenizer: Any = None
 
     @property
@@ -161,9 +166,8 @@ class MiniLMEmbedder:
             tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-            self._single = _session(onnxruntime, model_path, threads=1)
-            self._session = _session(onnxruntime, model_path, threads=self._threads)
             self._tokenizer = tokenizer
+            self._session = _session(onnxruntime, model_path, threads=1)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -171,19 +175,31 @@ class MiniLMEmbedder:
         self.load()
         # Sorting by length keeps each batch's padding small; rows go back to input order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        chunks = [order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)]
+        feeds = [self._feeds([texts[i] for i in chunk]) for chunk in chunks]  # tokenised here, in order
+        if len(feeds) == 1 or self._threads == 1:
+            results = [self._run(f) for f in feeds]
+        else:
+            results = list(self._workers().map(self._run, feeds))
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
-            out[chunk] = self._embed_batch([texts[i] for i in chunk])
+        for chunk, vectors in zip(chunks, results, strict=True):
+            out[chunk] = vectors
         return out
 
-    def _embed_batch(self, texts: list[str]) -> Vectors:
+    def _workers(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="minilm")
+            return self._pool
+
+    def _feeds(self, texts: list[str]) -> dict[str, Any]:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        session = self._single if len(texts) == 1 else self._session
-        hidden = session.run(["last_hidden_state"], feeds)[0]
-        weights = mask[:, :, None].astype(np.float32)
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
+    def _run(self, feeds: dict[str, Any]) -> Vectors:
+        hidden = self._session.run(["last_hidden_state"], feeds)[0]
+        weights = feeds["attention_mask"][:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return l2_normalise(pooled)
