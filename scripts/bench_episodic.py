@@ -13,7 +13,9 @@ the writer stores them: in Chroma and as the float16 copy in the entry row; the 
 for real). It times our recall (the scope's relational rows with their vector copies -> numpy top-k,
 query embedding included, embedded while the rows are read) beside the single-collection
 metadata-filtered Chroma query on the same collection, wall time and (for our recall) the CPU
-time of the process, which stays meaningful when other work shares the machine. Ends with one
+time of the process, which stays meaningful when other work shares the machine. Every size is
+built first and the timed recalls are interleaved (one per size per round), so load that comes and
+goes during the run affects all sizes alike and their ratio compares like with like. Ends with one
 JSON line of the figures.
 """
 
@@ -136,7 +138,7 @@ def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float
     started = time.perf_counter()
     batch = 5000
     for start in range(0, size, batch):
-        rows = []
+        rows: list[dict[str, Any]] = []
         for i in range(start, min(size, start + batch)):
             occurred = NOW - timedelta(days=int(i % 170))
             rows.append({
@@ -157,27 +159,46 @@ def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float
     return time.perf_counter() - started
 
 
-def scale(workdir: Path, size: int, n_queries: int, naive_queries: int) -> dict[str, Any]:
+class SizedStore:
+    """One synthetic store of the scale test and the timings taken on it.
+
+    (A plain class: the smoke test loads this script by path, where dataclasses cannot resolve
+    their module.)
+    """
+
+    def __init__(self, size: int, memory: Memory, load_s: float, pick: random.Random) -> None:
+        self.size, self.memory, self.load_s, self.pick = size, memory, load_s, pick
+        self.timings: dict[str, list[float]] = {}
+
+    def add(self, name: str, ms: float) -> None:
+        self.timings.setdefault(name, []).append(ms)
+
+
+def build(workdir: Path, size: int) -> SizedStore:
     memory = new_memory(workdir)
-    episodic = memory.episodic
-    rng = np.random.default_rng(size)
-    load_s = load_synthetic(memory, size, rng)
-    pick = random.Random(size)
-    embed_ms, recall_ms, recall_cpu_ms, naive_ms, naive_total_ms = [], [], [], [], []
-    for _ in range(20):  # warm-up
-        episodic.recall(f"C{pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[0])
-    for i in range(n_queries):
-        customer, text = f"C{pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[i % len(QUERY_TEXTS)]
-        t0 = time.perf_counter()
-        episodic.embedder.embed([text])
-        embed_ms.append((time.perf_counter() - t0) * 1000)
-        t0, c0 = time.perf_counter(), time.process_time()
-        episodic.recall(customer, text, k=3)
-        recall_ms.append((time.perf_counter() - t0) * 1000)
-        recall_cpu_ms.append((time.process_time() - c0) * 1000)
+    load_s = load_synthetic(memory, size, np.random.default_rng(size))
+    return SizedStore(size=size, memory=memory, load_s=load_s, pick=random.Random(size))
+
+
+def time_recall(store: SizedStore, i: int) -> None:
+    """One query: the embedding alone, then the whole recall (embedding included), on a random customer."""
+    episodic = store.memory.episodic
+    customer, text = f"C{store.pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[i % len(QUERY_TEXTS)]
+    t0 = time.perf_counter()
+    episodic.embedder.embed([text])
+    store.add("embed", (time.perf_counter() - t0) * 1000)
+    t0, c0 = time.perf_counter(), time.process_time()
+    episodic.recall(customer, text, k=3)
+    store.add("recall", (time.perf_counter() - t0) * 1000)
+    store.add("recall_cpu", (time.process_time() - c0) * 1000)
+
+
+def time_naive(store: SizedStore, n: int) -> None:
+    """The single-collection, metadata-filtered Chroma query on the same collection."""
+    episodic = store.memory.episodic
     collection = episodic.index.collection
-    for i in range(naive_queries):
-        customer, text = f"C{pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[i % len(QUERY_TEXTS)]
+    for i in range(n):
+        customer, text = f"C{store.pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[i % len(QUERY_TEXTS)]
         t0 = time.perf_counter()
         qv = episodic.embedder.embed([text])
         t1 = time.perf_counter()
@@ -187,22 +208,45 @@ def scale(workdir: Path, size: int, n_queries: int, naive_queries: int) -> dict[
             where={"$and": [{"tenant": "default"}, {"customer_id": customer}]},
         )
         t2 = time.perf_counter()
-        naive_ms.append((t2 - t1) * 1000)
-        naive_total_ms.append((t2 - t0) * 1000)
+        store.add("naive_query", (t2 - t1) * 1000)
+        store.add("naive", (t2 - t0) * 1000)
+
+
+def measure(stores: list[SizedStore], n_queries: int, naive_queries: int) -> list[dict[str, Any]]:
+    """Recalls interleaved across the sizes (one per size per round), so a change in machine load
+    during the run hits every size alike and the ratios between sizes stay meaningful."""
+    for store in stores:
+        for _ in range(20):  # warm-up
+            store.memory.episodic.recall(f"C{store.pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[0])
+    for i in range(n_queries):
+        for store in stores:
+            time_recall(store, i)
+    for store in stores:
+        time_naive(store, naive_queries)
+    return [figures(store) for store in stores]
+
+
+def figures(store: SizedStore) -> dict[str, Any]:
+    t = store.timings
     return {
-        "entries": size,
-        "entries_per_customer": size / CUSTOMERS,
-        "load_s": round(load_s, 1),
-        "embed_p50_ms": round(pct(embed_ms, 50), 2),
-        "embed_p95_ms": round(pct(embed_ms, 95), 2),
-        "recall_p50_ms": round(pct(recall_ms, 50), 2),
-        "recall_p95_ms": round(pct(recall_ms, 95), 2),
-        "recall_cpu_p50_ms": round(pct(recall_cpu_ms, 50), 2),
-        "recall_cpu_p95_ms": round(pct(recall_cpu_ms, 95), 2),
-        "naive_p50_ms": round(pct(naive_total_ms, 50), 2),
-        "naive_p95_ms": round(pct(naive_total_ms, 95), 2),
-        "naive_query_only_p95_ms": round(pct(naive_ms, 95), 2),
+        "entries": store.size,
+        "entries_per_customer": store.size / CUSTOMERS,
+        "load_s": round(store.load_s, 1),
+        "embed_p50_ms": round(pct(t.get("embed", []), 50), 2),
+        "embed_p95_ms": round(pct(t.get("embed", []), 95), 2),
+        "recall_p50_ms": round(pct(t.get("recall", []), 50), 2),
+        "recall_p95_ms": round(pct(t.get("recall", []), 95), 2),
+        "recall_cpu_p50_ms": round(pct(t.get("recall_cpu", []), 50), 2),
+        "recall_cpu_p95_ms": round(pct(t.get("recall_cpu", []), 95), 2),
+        "naive_p50_ms": round(pct(t.get("naive", []), 50), 2),
+        "naive_p95_ms": round(pct(t.get("naive", []), 95), 2),
+        "naive_query_only_p95_ms": round(pct(t.get("naive_query", []), 95), 2),
     }
+
+
+def scale(workdir: Path, size: int, n_queries: int, naive_queries: int) -> dict[str, Any]:
+    """One size on its own (the smoke test); ``main`` builds every size first and interleaves them."""
+    return measure([build(workdir, size)], n_queries, naive_queries)[0]
 
 
 def calibration(true_scores: list[float], other_scores: list[float]) -> dict[str, float]:
@@ -242,24 +286,25 @@ def main() -> int:
             "(default embedder, batches of 64)"
         )
         print(f"  calibration (scores within the customer): {cal}")
-        results: list[dict[str, Any]] = []
+        stores: list[SizedStore] = []
         skipped: list[int] = []
         if not args.skip_scale:
             for size in sorted(int(s) for s in args.sizes.split(",")):
-                if results:
-                    last = results[-1]
-                    estimate = last["load_s"] * size / last["entries"] * 1.3 + 120
+                if stores:
+                    last = stores[-1]
+                    estimate = last.load_s * size / last.size * 1.3 + 120
                     if time.monotonic() + estimate > deadline:
                         print(f"  size {size:,} skipped: estimated {estimate / 60:.0f} min does not fit")
                         skipped.append(size)
                         continue
-                results.append(scale(Path(tmp) / f"scale-{size}", size, args.queries, args.naive_queries))
-                done = results[-1]
-                print(
-                    f"  size {size:,}: loaded in {done['load_s']} s, recall p95 {done['recall_p95_ms']} ms, "
-                    f"filtered query p95 {done['naive_p95_ms']} ms",
-                    flush=True,
-                )
+                stores.append(build(Path(tmp) / f"scale-{size}", size))
+                print(f"  size {size:,}: loaded in {stores[-1].load_s:.1f} s", flush=True)
+        results = measure(stores, args.queries, args.naive_queries)
+        for done in results:
+            print(
+                f"  size {done['entries']:,}: recall p95 {done['recall_p95_ms']} ms, "
+                f"filtered query p95 {done['naive_p95_ms']} ms"
+            )
         header = f"{'entries':>9} {'per cust':>8} {'load s':>7} {'embed p50/p95':>14} {'recall p50/p95':>15} "
         print("\n" + header + f"{'naive filter p50/p95':>21} {'speedup p95':>11} {'recall cpu p50/p95':>19}")
         for r in results:
@@ -277,6 +322,11 @@ def main() -> int:
         "p95_ms_10k": by_size.get(10_000, {}).get("recall_p95_ms"),
         "p95_ms_100k": by_size.get(100_000, {}).get("recall_p95_ms"),
         "p95_ms_largest": largest["recall_p95_ms"] if largest else None,
+        "p95_ratio_largest_vs_10k": (
+            round(largest["recall_p95_ms"] / by_size[10_000]["recall_p95_ms"], 2)
+            if largest and 10_000 in by_size
+            else None
+        ),
         "largest_entries": largest["entries"] if largest else None,
         "skipped_sizes": skipped,
         "naive_filter_p95_ms_100k": by_size.get(100_000, {}).get("naive_p95_ms"),
