@@ -94,7 +94,7 @@ def test_default_model_file_ships_inside_the_connector_package() -> None:
 
     assert MODEL_ID == QINT8_ID
     assert default_model_path().is_relative_to(Path(connector.__file__).parent)
-    assert default_model_path().stat().st_size == 22_837_272
+    assert default_model_path().stat().st_size == 22_834_122
 
 
 def test_source_build_file_ships_with_the_pinned_package() -> None:
