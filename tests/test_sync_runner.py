@@ -116,8 +116,25 @@ def test_first_run_reads_everything_and_logs_the_run(
         None,
     )
     assert run.window_start is None and run.window_end == START
-    assert run.requests == 5  # three pages, the "changed meanwhile?" probe and the key scan
+    # Three pages and the "changed meanwhile?" probe; the store held no customer before, so the
+    # key scan has nothing to compare and sends no request.
+    assert run.requests == 4
+    assert result.key_scan and state(engine).last_key_scan_at == START
     assert erp.logins == erp.logouts == 1
+
+
+def test_a_first_run_over_rows_of_its_kind_still_scans_keys(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    """The state was lost (or another tool loaded the table): old rows may be gone from the ERP."""
+    from connector.db.upsert import upsert_records
+
+    with engine.begin() as conn:
+        upsert_records(conn, [customer("C999", T0)], START - timedelta(days=1))
+    result = runner_for(make_memory(engine, clock), erp).run().results[0]
+
+    assert (result.key_scan, result.deleted, result.inserted, result.requests) == (True, 1, 7, 5)
+    assert rows(engine, party_t)["C999"].deleted_at == START
 
 
 def test_next_run_reads_from_the_watermark_minus_the_lookback_and_writes_nothing_unchanged(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Iterator
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -60,3 +61,47 @@ def test_overlapping_runs_in_threads_restore_once_the_last_ends() -> None:
     release.set()
     thread.join(5)
     assert gc.get_threshold() == before
+
+
+def test_toast_compression_is_lz4_for_one_transaction_where_offered(engine: Engine) -> None:
+    from connector.sync.commits import fast_toast_compression
+
+    with engine.connect() as conn:
+        before = (
+            conn.exec_driver_sql("SHOW default_toast_compression").scalar()
+            if engine.dialect.name == "postgresql"
+            else None
+        )
+    with engine.begin() as conn:
+        fast_toast_compression(conn)
+        if engine.dialect.name != "postgresql":
+            return
+        offered = conn.exec_driver_sql(
+            "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"
+        ).scalar()
+        inside = conn.exec_driver_sql("SHOW default_toast_compression").scalar()
+    with engine.connect() as conn:
+        after = conn.exec_driver_sql("SHOW default_toast_compression").scalar()
+    assert inside == ("lz4" if offered else before)
+    assert after == before
+
+
+def test_prefetcher_reads_at_most_depth_items_ahead_in_order() -> None:
+    import time
+
+    from connector.sync.prefetch import Prefetcher
+
+    produced: list[int] = []
+
+    def items() -> Iterator[int]:
+        for i in range(10):
+            produced.append(i)
+            yield i
+
+    with Prefetcher(items(), depth=2) as pages:
+        deadline = time.monotonic() + 5
+        while len(produced) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        assert len(produced) == 3  # two waiting in the queue, one in the producer's hand
+        assert list(pages) == list(range(10))

@@ -1,19 +1,48 @@
-"""Asynchronous commit for the pages of a run that do not carry the watermark (PostgreSQL).
+"""Per-transaction settings for the pages a sync writes (PostgreSQL; no-ops elsewhere).
 
-A synchronous commit waits for the WAL flush (tens of milliseconds per page on a slow disk), and
-the sync commits every page. A page that does not complete the window may be lost on a server
-crash without harm: transactions become durable in commit order, so a lost page takes every
-later one (and the run's counters) with it, the watermark has not moved, and the next run reads
-the window again. The page carrying the watermark commits synchronously, which also flushes
-every earlier page, so a run that reports success is durable.
+Asynchronous commit for pages that do not carry the watermark. A synchronous commit waits for
+the WAL flush (tens of milliseconds per page on a slow disk), and the sync commits every page. A
+page that does not complete the window may be lost on a server crash without harm: transactions
+become durable in commit order, so a lost page takes every later one (and the run's counters)
+with it, the watermark has not moved, and the next run reads the window again. The page carrying
+the watermark commits synchronously, which also flushes every earlier page, so a run that
+reports success is durable.
+
+LZ4 for the TOASTed values of the page (the raw ERP JSON of a record is often over the 2 kB
+threshold): a fifth less server CPU than the default pglz on a full load, and faster to read.
+Only where the server was built with LZ4; existing values keep their compression.
 """
 
 from __future__ import annotations
 
+import threading
+
 from sqlalchemy.engine import Connection
+
+_lz4: dict[str, bool] = {}  # database URL -> the server offers lz4
+_lock = threading.Lock()
 
 
 def relax_commit(conn: Connection) -> None:
     """Let this transaction's commit return before its WAL reaches disk (PostgreSQL only)."""
     if conn.dialect.name == "postgresql":
         conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+
+
+def fast_toast_compression(conn: Connection) -> None:
+    """Compress this transaction's TOASTed values with LZ4 when the server supports it."""
+    if conn.dialect.name != "postgresql":
+        return
+    url = str(conn.engine.url)
+    with _lock:
+        offered = _lz4.get(url)
+    if offered is None:
+        offered = bool(
+            conn.exec_driver_sql(
+                "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"
+            ).scalar()
+        )
+        with _lock:
+            _lz4[url] = offered
+    if offered:
+        conn.exec_driver_sql("SET LOCAL default_toast_compression TO lz4")

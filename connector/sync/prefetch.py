@@ -3,7 +3,7 @@
 A page costs an HTTP round trip plus mapping on the ERP side and an upsert plus commit on ours;
 doing them one after the other leaves both sides idle half the time. A single background thread
 drives the adapter's page iterator (so the adapter is still used from one thread) and hands pages
-over a queue of depth one: at most one page is read ahead and never committed early. Errors are
+over a bounded queue: at most ``depth`` pages wait, and none is committed early. Errors are
 re-raised in the consumer at the position they happened, after the pages before them.
 """
 
@@ -31,11 +31,11 @@ class _Failure:
 
 
 class Prefetcher(Generic[T]):
-    """Iterate ``items`` from a background thread, one item ahead; use as a context manager."""
+    """Iterate ``items`` from a background thread, up to ``depth`` items ahead; a context manager."""
 
-    def __init__(self, items: Iterator[T], *, name: str = "sync-prefetch") -> None:
+    def __init__(self, items: Iterator[T], *, name: str = "sync-prefetch", depth: int = 1) -> None:
         self._items = items
-        self._queue: queue.Queue[T | _End | _Failure] = queue.Queue(maxsize=1)
+        self._queue: queue.Queue[T | _End | _Failure] = queue.Queue(maxsize=max(1, depth))
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._produce, name=name, daemon=True)
         self._done = False

@@ -34,7 +34,7 @@ from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
 from connector.settings import TenantSettings
 from connector.sync.analyze import StatsKeeper
-from connector.sync.commits import relax_commit
+from connector.sync.commits import fast_toast_compression, relax_commit
 from connector.sync.gctune import fewer_full_collections
 from connector.sync.locks import stream_lock
 from connector.sync.prefetch import Prefetcher
@@ -60,6 +60,9 @@ AdapterFactory = Callable[[TenantSettings], AbstractContextManager[Adapter]]
 _TABLES: dict[str, sa.Table] = {"party": party_t, "document": document_t, "case": case_t}
 _MAX_PASSES = 3
 _PROBE_GRANULARITY = timedelta(seconds=1)
+# Pages read ahead while one is written: two keep the reader busy while the writer waits on the
+# database, and the database busy while the reader waits on the ERP (one left gaps in both).
+_PREFETCH_DEPTH = 2
 
 
 def default_adapter_factory(memory: Memory) -> AdapterFactory:
@@ -71,6 +74,16 @@ def default_adapter_factory(memory: Memory) -> AdapterFactory:
         return open_adapter(tenant, sync=memory.settings.sync, clock=memory.clock)
 
     return factory
+
+
+def _has_rows(conn: sa.Connection, tenant: str, kind: tuple[str, str]) -> bool:
+    """Whether the store holds any row (live or deleted) of this tenant and (record_type, kind)."""
+    record_type, name = kind
+    table = _TABLES[record_type]
+    cond = [table.c.tenant == tenant]
+    if record_type != "case":
+        cond.append((table.c.kind if record_type == "party" else table.c.doc_type) == name)
+    return conn.execute(sa.select(sa.literal(1)).where(*cond).limit(1)).first() is not None
 
 
 def one_line(exc: BaseException) -> str:
@@ -104,6 +117,9 @@ class _StreamRun:
         # A stream that never completed a window is most likely being loaded for the first time:
         # its pages are COPied in without the classify query until a key turns out to exist.
         self.presume_new = state.watermark is None and state.last_full_at is None
+        # Whether a kind of record this run delivered had rows in the store before the run wrote
+        # any: if none had, nothing can be missing and the key scan can skip its ERP requests.
+        self.preexisting = False
 
     @property
     def tenant(self) -> str:
@@ -340,7 +356,9 @@ class SyncRunner:
         The caller commits the last page with the watermark. On a stop request the page in hand is
         committed and ``stopped`` is True.
         """
-        pages = Prefetcher(iter(sr.adapter.read(sr.stream, sr.window.since, sr.window.until)))
+        pages = Prefetcher(
+            iter(sr.adapter.read(sr.stream, sr.window.since, sr.window.until)), depth=_PREFETCH_DEPTH
+        )
         pending: Page | None = None
         count = 0
         with pages:
@@ -392,8 +410,11 @@ class SyncRunner:
         now = self.memory.clock.now()
         kinds = {record_kind(r) for r in page.records} - sr.known_kinds
         with self.memory.engine.begin() as conn:
+            fast_toast_compression(conn)
             if not final:
                 relax_commit(conn)
+            if not sr.preexisting and any(_has_rows(conn, sr.tenant, kind) for kind in kinds):
+                sr.preexisting = True
             upserted = upsert_records(conn, page.records, now, presume_new=sr.presume_new)
             if kinds:
                 remember_kinds(conn, sr.tenant, sr.stream, kinds)
@@ -473,6 +494,9 @@ class SyncRunner:
         """Mark rows of this stream's kinds that the ERP no longer lists as deleted (never removed)."""
         run = sr.run
         assert run is not None
+        if self._nothing_to_delete(sr):
+            self._finish_key_scan(sr, 0, self.memory.clock.now())
+            return
         keys = set(sr.adapter.scan_keys(sr.stream))
         now = self.memory.clock.now()
         with self.memory.engine.begin() as conn:
@@ -491,10 +515,34 @@ class SyncRunner:
                     tenant=sr.tenant,
                     stream=sr.stream,
                 )
-            run.counters.deleted += deleted
-            self._count_requests(sr, run.counters)
-            save_counters(conn, run)
-            save_state(conn, sr.tenant, sr.stream, now, last_key_scan_at=now)
+            self._finish_key_scan(sr, deleted, now, conn)
+
+    def _nothing_to_delete(self, sr: _StreamRun) -> bool:
+        """Every kind of the stream was first stored by this run: only rows it just read exist.
+
+        A first load then skips the scan's requests (a second read of every key); a record the
+        ERP deleted while it was read is found by the next scan, as if deleted just after this one.
+        """
+        if sr.preexisting or not sr.known_kinds:
+            return False
+        with self.memory.engine.connect() as conn:
+            kinds = set(stream_kinds(conn, sr.tenant, sr.stream))
+        return kinds <= sr.known_kinds
+
+    def _finish_key_scan(
+        self, sr: _StreamRun, deleted: int, now: datetime, conn: sa.Connection | None = None
+    ) -> None:
+        """Count the deletions and stamp ``last_key_scan_at`` (in ``conn``'s transaction if given)."""
+        run = sr.run
+        assert run is not None
+        if conn is None:
+            with self.memory.engine.begin() as own:
+                self._finish_key_scan(sr, deleted, now, own)
+            return
+        run.counters.deleted += deleted
+        self._count_requests(sr, run.counters)
+        save_counters(conn, run)
+        save_state(conn, sr.tenant, sr.stream, now, last_key_scan_at=now)
 
     # After a Case stream -----------------------------------------------------------------------
     def _ingest_cases(self, result: StreamResult) -> None:
