@@ -463,4 +463,15 @@ def test_a_large_first_load_refreshes_postgres_planner_statistics(
         analysed = conn.execute(
             sa.text("SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'party'")
         ).scalar_one()
-    assert analysed
+        key_stats = conn.execute(
+            sa.text("SELECT count(*) FROM pg_stats WHERE tablename = 'party' AND attname = 'external_id'")
+        ).scalar_one()
+    assert analysed and key_stats == 1
+
+
+def test_statistics_cover_the_indexed_columns_not_the_raw_json() -> None:
+    from connector.sync.analyze import indexed_columns
+
+    assert indexed_columns("party") == ["id", "tenant", "kind", "external_id", "name"]
+    assert {"tenant", "doc_type", "external_id", "party_external_id"} <= set(indexed_columns("document"))
+    assert "raw" not in indexed_columns("document") and "extra" not in indexed_columns("party")
