@@ -181,11 +181,12 @@ class CaseWriter:
         summaries = {id(c): _summary(llm, c) for c in cases if id(c) not in self._prepared}
         if not summaries:
             return
-        texts = list(dict.fromkeys(embedding_text(s.text) for s in summaries.values()))
+        text_of = {case_id: embedding_text(s.text) for case_id, s in summaries.items()}
+        texts = list(dict.fromkeys(text_of.values()))
         embedded = self.episodic.embedder.embed(texts)
         row_of = {text: i for i, text in enumerate(texts)}
         for case_id, summary in summaries.items():
-            self._prepared[case_id] = (summary, embedded[row_of[embedding_text(summary.text)]])
+            self._prepared[case_id] = (summary, embedded[row_of[text_of[case_id]]])
 
     def _summary_and_vector(self, case: NewCase) -> tuple[Summary, Vectors]:
         if id(case) not in self._prepared:  # known unchanged at first, changed since: embed now
