@@ -1,4 +1,4 @@
-"""The sync's write-path tuning: asynchronous commit of non-final pages, GC thresholds."""
+"""The sync's write-path tuning: page transaction settings, garbage collection, read-ahead."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import gc
 import threading
 from collections.abc import Iterator
 
+import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from connector.sync.commits import relax_commit
-from connector.sync.gctune import FULL_COLLECTION_THRESHOLD, fewer_full_collections
+from connector.sync.gctune import COLLECT_EVERY_PAGES, automatic_gc_paused, page_committed
 
 
 def test_relaxed_commit_lasts_one_transaction_on_postgres(engine: Engine) -> None:
@@ -32,35 +33,51 @@ def test_relaxed_commit_lasts_one_transaction_on_postgres(engine: Engine) -> Non
         assert (inside, after) == ("off", "on")
 
 
-def test_full_collections_are_rarer_inside_and_restored_after_nesting() -> None:
-    before = gc.get_threshold()
-    with fewer_full_collections():
-        assert gc.get_threshold()[:2] == before[:2]
-        assert gc.get_threshold()[2] == max(before[2], FULL_COLLECTION_THRESHOLD)
-        with fewer_full_collections():
-            assert gc.get_threshold()[2] == max(before[2], FULL_COLLECTION_THRESHOLD)
-        assert gc.get_threshold()[2] == max(before[2], FULL_COLLECTION_THRESHOLD)
-    assert gc.get_threshold() == before
+def test_automatic_gc_is_off_inside_and_back_after_nesting() -> None:
+    assert gc.isenabled()
+    with automatic_gc_paused():
+        assert not gc.isenabled()
+        with automatic_gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
 
 
-def test_overlapping_runs_in_threads_restore_once_the_last_ends() -> None:
-    before = gc.get_threshold()
+def test_gc_left_off_by_the_application_stays_off() -> None:
+    gc.disable()
+    try:
+        with automatic_gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_overlapping_runs_in_threads_switch_gc_back_on_once_the_last_ends() -> None:
     entered, release = threading.Event(), threading.Event()
 
     def other_run() -> None:
-        with fewer_full_collections():
+        with automatic_gc_paused():
             entered.set()
             release.wait(5)
 
     thread = threading.Thread(target=other_run)
     thread.start()
     entered.wait(5)
-    with fewer_full_collections():
+    with automatic_gc_paused():
         pass
-    assert gc.get_threshold()[2] == max(before[2], FULL_COLLECTION_THRESHOLD)  # the other run still pages
+    assert not gc.isenabled()  # the other run still pages
     release.set()
     thread.join(5)
-    assert gc.get_threshold() == before
+    assert gc.isenabled()
+
+
+def test_young_generations_are_collected_every_few_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    collected: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collected.append(generation) or 0)
+    for page in range(1, 2 * COLLECT_EVERY_PAGES + 1):
+        page_committed(page)
+    assert collected == [1, 1]
 
 
 def test_toast_compression_is_lz4_for_one_transaction_where_offered(engine: Engine) -> None:

@@ -35,7 +35,7 @@ from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreE
 from connector.settings import TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.commits import fast_toast_compression, relax_commit
-from connector.sync.gctune import fewer_full_collections
+from connector.sync.gctune import automatic_gc_paused, page_committed
 from connector.sync.locks import stream_lock
 from connector.sync.prefetch import Prefetcher
 from connector.sync.progress import NullReporter, Reporter
@@ -258,7 +258,7 @@ class SyncRunner:
         error: str | None = None
         key_scanned = False
         try:
-            with fewer_full_collections():
+            with automatic_gc_paused():
                 interrupted = self._read_window(stream_run)
             if interrupted:
                 status = "interrupted"
@@ -437,6 +437,7 @@ class SyncRunner:
         sr.known_kinds |= kinds
         if upserted.presumption_failed:
             sr.presume_new = False
+        page_committed(counters.pages)
         sr.stats.inserted(sr.spec.record_type, upserted.inserted)
         self.reporter.page_done(
             sr.tenant, sr.stream, counters.pages, len(page.records), counters.records_read
