@@ -428,7 +428,7 @@ def copy_text(value: str | None) -> str:
     """A text value for COPY: NULL stays distinct from the empty string; specials are escaped."""
     if value is None:
         return _NULL
-    if type(value) is not str:
+    if not isinstance(value, str):
         value = str(value)
     if "\\" in value or not value.isprintable():  # isprintable is False for tab, newline, CR
         return value.translate(_ESCAPES)
