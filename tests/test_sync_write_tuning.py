@@ -10,27 +10,26 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from connector.sync.commits import relax_commit
+from connector.sync.commits import tune_page_transaction
 from connector.sync.gctune import COLLECT_EVERY_PAGES, automatic_gc_paused, page_committed
 
 
-def test_relaxed_commit_lasts_one_transaction_on_postgres(engine: Engine) -> None:
+def _show(conn: sa.Connection, name: str) -> str | None:
+    if conn.dialect.name != "postgresql":
+        return None
+    return str(conn.exec_driver_sql(f"SHOW {name}").scalar())
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_page_settings_last_one_transaction(engine: Engine, durable: bool) -> None:
     with engine.begin() as conn:
-        relax_commit(conn)
-        inside = (
-            conn.exec_driver_sql("SHOW synchronous_commit").scalar()
-            if engine.dialect.name == "postgresql"
-            else None
-        )
+        tune_page_transaction(conn, durable=durable)
+        inside = _show(conn, "synchronous_commit")
+        conn.execute(sa.text("SELECT 1"))  # the transaction still works
     with engine.connect() as conn:
-        after = (
-            conn.exec_driver_sql("SHOW synchronous_commit").scalar()
-            if engine.dialect.name == "postgresql"
-            else None
-        )
-        conn.execute(sa.text("SELECT 1"))
+        after = _show(conn, "synchronous_commit")
     if engine.dialect.name == "postgresql":
-        assert (inside, after) == ("off", "on")
+        assert (inside, after) == ("on" if durable else "off", "on")
 
 
 def test_automatic_gc_is_off_inside_and_back_after_nesting() -> None:
@@ -81,8 +80,6 @@ def test_young_generations_are_collected_every_few_pages(monkeypatch: pytest.Mon
 
 
 def test_toast_compression_is_lz4_for_one_transaction_where_offered(engine: Engine) -> None:
-    from connector.sync.commits import fast_toast_compression
-
     with engine.connect() as conn:
         before = (
             conn.exec_driver_sql("SHOW default_toast_compression").scalar()
@@ -90,7 +87,7 @@ def test_toast_compression_is_lz4_for_one_transaction_where_offered(engine: Engi
             else None
         )
     with engine.begin() as conn:
-        fast_toast_compression(conn)
+        tune_page_transaction(conn, durable=True)
         if engine.dialect.name != "postgresql":
             return
         offered = conn.exec_driver_sql(

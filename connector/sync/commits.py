@@ -23,16 +23,19 @@ _lz4: dict[str, bool] = {}  # database URL -> the server offers lz4
 _lock = threading.Lock()
 
 
-def relax_commit(conn: Connection) -> None:
-    """Let this transaction's commit return before its WAL reaches disk (PostgreSQL only)."""
-    if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
-
-
-def fast_toast_compression(conn: Connection) -> None:
-    """Compress this transaction's TOASTed values with LZ4 when the server supports it."""
+def tune_page_transaction(conn: Connection, *, durable: bool) -> None:
+    """Asynchronous commit unless ``durable``, and LZ4 where offered: one statement (PostgreSQL)."""
     if conn.dialect.name != "postgresql":
         return
+    settings = [] if durable else ["set_config('synchronous_commit', 'off', true)"]
+    if _offers_lz4(conn):
+        settings.append("set_config('default_toast_compression', 'lz4', true)")
+    if settings:
+        conn.exec_driver_sql(f"SELECT {', '.join(settings)}")
+
+
+def _offers_lz4(conn: Connection) -> bool:
+    """Whether the server was built with LZ4 (asked once per database URL)."""
     url = str(conn.engine.url)
     with _lock:
         offered = _lz4.get(url)
@@ -44,5 +47,4 @@ def fast_toast_compression(conn: Connection) -> None:
         )
         with _lock:
             _lz4[url] = offered
-    if offered:
-        conn.exec_driver_sql("SET LOCAL default_toast_compression TO lz4")
+    return offered

@@ -34,7 +34,7 @@ from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
 from connector.settings import TenantSettings
 from connector.sync.analyze import StatsKeeper
-from connector.sync.commits import fast_toast_compression, relax_commit
+from connector.sync.commits import tune_page_transaction
 from connector.sync.gctune import automatic_gc_paused, page_committed
 from connector.sync.locks import stream_lock
 from connector.sync.prefetch import Prefetcher
@@ -410,9 +410,7 @@ class SyncRunner:
         now = self.memory.clock.now()
         kinds = {record_kind(r) for r in page.records} - sr.known_kinds
         with self.memory.engine.begin() as conn:
-            fast_toast_compression(conn)
-            if not final:
-                relax_commit(conn)
+            tune_page_transaction(conn, durable=final)
             if not sr.preexisting and any(_has_rows(conn, sr.tenant, kind) for kind in kinds):
                 sr.preexisting = True
             upserted = upsert_records(conn, page.records, now, presume_new=sr.presume_new)
