@@ -5,9 +5,11 @@ Embedded (``PersistentClient``, the default) or a Chroma server (``HttpClient``)
 own. The collection records the embedding model and dimension in its metadata; opening it with
 another embedder raises :class:`EmbeddingModelMismatch` (``connector episodic reindex`` rebuilds it).
 
-Reads go by id (``get(ids=..., include=["embeddings"])``): the relational store already knows which
-entries belong to the scope, and fetching those by id costs what the customer's history costs, while
-a metadata-filtered query scans the whole collection (see the benchmark).
+Recall ranks from the float16 vector copies in the relational rows and reads Chroma only for rows
+without a usable copy, by id (``get(ids=..., include=["embeddings"])``): the relational store knows
+which entries belong to the scope, and fetching those by id costs what the customer's history costs,
+while a metadata-filtered query scans the whole collection (see the benchmark). Chroma stays the
+live index written with every entry (server deployments, the model check, reindex).
 """
 
 from __future__ import annotations
