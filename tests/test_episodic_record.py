@@ -247,3 +247,32 @@ def test_a_batch_merges_near_duplicates_of_cases_recorded_before(memory: Memory)
         ("unchanged", first.entry_id),
     ]
     assert count(memory, ENTRIES) == 1 and count(memory, CASES) == 3
+
+
+def test_batch_writes_and_recall_probe_indexes_instead_of_scanning_tables(memory: Memory) -> None:
+    """Cost must follow the batch and the customer, not the store: no statement scans a table."""
+    memory.record_case("ABARTENDE", REQUEST, RESOLUTION, case_id="CASE-1", case_type="dispute")
+    episodic = memory.episodic
+    batch = [
+        episodic.prepare(customer, f"{REQUEST} ({n})", RESOLUTION, case_id=f"CASE-{n}", case_type="dispute")
+        for n, customer in enumerate(["ABARTENDE", "COFFEESHOP", "ABARTENDE", "DELI"], start=2)
+    ]
+    statements: list[tuple[str, object]] = []
+
+    def capture(
+        conn: object, cursor: object, statement: str, params: object, context: object, many: bool
+    ) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and not many:
+            statements.append((statement, params))
+
+    sa.event.listen(memory.engine, "before_cursor_execute", capture)
+    try:
+        episodic.record_cases(batch)
+        memory.recall_cases("ABARTENDE", "charged twice on inv-004821")
+    finally:
+        sa.event.remove(memory.engine, "before_cursor_execute", capture)
+    assert len(statements) >= 6  # the batch reads (keys twice, content, candidates, entries) and recall
+    with memory.engine.connect() as conn:
+        for statement, params in statements:
+            plan = [row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", params)]  # type: ignore[arg-type]
+            assert not [step for step in plan if step.startswith("SCAN episodic_")], (statement, plan)
