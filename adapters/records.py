@@ -296,3 +296,6 @@ class Page:
     max_modified: datetime | None = None
     problems: list[Any] = field(default_factory=list)
     requests: int = 1
+    # content_hash of each record, when a consumer computed them ahead (the sync does so on its
+    # read-ahead thread, which waits for the writer anyway); None: compute when needed
+    hashes: list[str] | None = None

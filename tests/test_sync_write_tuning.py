@@ -119,3 +119,24 @@ def test_prefetcher_reads_at_most_depth_items_ahead_in_order() -> None:
         time.sleep(0.1)
         assert len(produced) == 3  # two waiting in the queue, one in the producer's hand
         assert list(pages) == list(range(10))
+
+
+def test_read_ahead_hashes_pages_and_closes_the_adapters_iterator() -> None:
+    from adapters.records import Page, PartyRecord, content_hash
+    from connector.sync.runner import _hashed
+
+    record = PartyRecord(tenant="t", kind="customer", external_id="C1", name="N")
+    closed: list[bool] = []
+
+    def pages() -> Iterator[Page]:
+        try:
+            yield Page(stream="Customer", number=1, records=[record])
+            yield Page(stream="Customer", number=2, records=[record])
+        finally:
+            closed.append(True)
+
+    hashed = _hashed(pages())
+    first = next(hashed)
+    assert first.hashes == [content_hash(record)]
+    hashed.close()
+    assert closed == [True]

@@ -171,3 +171,19 @@ def test_a_value_the_column_refuses_fails_before_anything_is_written(engine: Eng
         upsert_records(conn, [_party("P1"), _party("P2", credit_limit=2.5)], NOW, presume_new=True)
     with engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(party_t)).scalar() == 0
+
+
+def test_hashes_computed_ahead_are_stored_and_compared(engine: Engine) -> None:
+    from adapters.records import content_hash
+
+    records = [_party("P1"), _document("INV/1")]
+    hashes = [content_hash(r) for r in records]
+    with engine.begin() as conn:
+        first = upsert_records(conn, records, NOW, hashes=hashes)
+    with engine.begin() as conn:
+        again = upsert_records(conn, records, NOW)  # hashed here: the same values
+    assert (first.inserted, again.unchanged) == (2, 2)
+    with engine.connect() as conn:
+        assert conn.execute(sa.select(party_t.c.content_hash)).scalar() == hashes[0]
+    with pytest.raises(ValueError), engine.begin() as conn:
+        upsert_records(conn, records, NOW, hashes=hashes[:1])  # one hash per record or none

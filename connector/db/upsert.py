@@ -203,19 +203,25 @@ class _Batch:
     keyed: dict[tuple[Any, ...], tuple[Record, str]]
 
 
-def _batches(records: Iterable[Record]) -> list[_Batch]:
+def _batches(records: Iterable[Record], hashes: Sequence[str] | None = None) -> list[_Batch]:
     by_table: dict[str, _Batch] = {}
-    for record in records:
+    pairs = zip(records, hashes, strict=True) if hashes is not None else ((r, None) for r in records)
+    for record, digest in pairs:
         table = table_for(record)
         batch = by_table.get(table.name)
         if batch is None:
             batch = by_table[table.name] = _Batch(table, {})
-        batch.keyed[_record_key(record)] = (record, content_hash(record))
+        batch.keyed[_record_key(record)] = (record, content_hash(record) if digest is None else digest)
     return list(by_table.values())
 
 
 def upsert_records(
-    conn: Connection, records: Iterable[Record], synced_at: datetime, *, presume_new: bool = False
+    conn: Connection,
+    records: Iterable[Record],
+    synced_at: datetime,
+    *,
+    presume_new: bool = False,
+    hashes: Sequence[str] | None = None,
 ) -> UpsertCounts:
     """Insert new records, update changed ones, skip unchanged ones. Returns the counts.
 
@@ -223,11 +229,12 @@ def upsert_records(
     while we paged). ``presume_new`` is the caller's belief that none of the keys exists yet (a
     first full load): on PostgreSQL the rows are then COPied straight in without the classify
     query, and if a key does exist the attempt is undone and the batch classified as usual
-    (``counts.presumption_failed`` tells the caller to stop presuming).
+    (``counts.presumption_failed`` tells the caller to stop presuming). ``hashes``, when given,
+    are the records' :func:`~adapters.records.content_hash` values in order, computed ahead.
     """
     counts = UpsertCounts()
     postgres = conn.dialect.name == "postgresql"
-    for batch in _batches(records):
+    for batch in _batches(records, hashes):
         table, keyed = batch.table, batch.keyed
         if presume_new and postgres and not counts.presumption_failed:
             entries = list(keyed.values())

@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapters.protocol import Adapter, StreamSpec
-from adapters.records import Page
+from adapters.records import Page, content_hash
 from connector.db.engine import safe_url
 from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_t, upsert_records
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
@@ -74,6 +74,22 @@ def default_adapter_factory(memory: Memory) -> AdapterFactory:
         return open_adapter(tenant, sync=memory.settings.sync, clock=memory.clock)
 
     return factory
+
+
+def _hashed(pages: Iterable[Page]) -> Iterator[Page]:
+    """Pages with their content hashes computed: on the read-ahead thread, which otherwise waits
+    for the writer (the writer's chain of hashing, formatting and the database bounded a full sync).
+    Closing this generator closes the adapter's."""
+    source = iter(pages)
+    try:
+        for page in source:
+            if page.hashes is None:
+                page.hashes = [content_hash(record) for record in page.records]
+            yield page
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
 
 
 def _has_rows(conn: sa.Connection, tenant: str, kind: tuple[str, str]) -> bool:
@@ -357,7 +373,7 @@ class SyncRunner:
         committed and ``stopped`` is True.
         """
         pages = Prefetcher(
-            iter(sr.adapter.read(sr.stream, sr.window.since, sr.window.until)), depth=_PREFETCH_DEPTH
+            _hashed(sr.adapter.read(sr.stream, sr.window.since, sr.window.until)), depth=_PREFETCH_DEPTH
         )
         pending: Page | None = None
         count = 0
@@ -413,7 +429,7 @@ class SyncRunner:
             tune_page_transaction(conn, durable=final)
             if not sr.preexisting and any(_has_rows(conn, sr.tenant, kind) for kind in kinds):
                 sr.preexisting = True
-            upserted = upsert_records(conn, page.records, now, presume_new=sr.presume_new)
+            upserted = upsert_records(conn, page.records, now, presume_new=sr.presume_new, hashes=page.hashes)
             if kinds:
                 remember_kinds(conn, sr.tenant, sr.stream, kinds)
             if page.records or page.requests:
