@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +23,7 @@ from connector.context.sources import close_matches, load_party, open_documents,
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.llm import NON_LLM_LABEL
 from connector.scope import Scope, require_id
+from connector.threads import LazyPool
 from connector.tokens import token_counter
 from connector.working.models import SessionState
 from connector.working.store import read_state
@@ -49,17 +48,8 @@ SECTION_TITLES = {
 _MAX_REFITS = 4
 
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _recall_pool() -> ThreadPoolExecutor:
-    """Threads for case recall; the embedder and SQLite release the GIL, so it overlaps the reads."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="context-recall")
-        return _pool
+# Threads for case recall; the embedder and SQLite release the GIL, so it overlaps the reads.
+RECALL_POOL = LazyPool("context-recall")
 
 
 def _ms(start: float) -> float:
@@ -109,7 +99,7 @@ class ContextBuilder:
         warnings = list(query_clean.warnings)
 
         # Case recall (query embedding + vector fetch) runs beside the relational reads.
-        recall = _recall_pool().submit(
+        recall = RECALL_POOL.get().submit(
             self._past_cases,
             self.memory.episodic if customer_memories else None,
             scope,

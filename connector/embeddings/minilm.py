@@ -22,7 +22,6 @@ import importlib.util
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ import numpy as np
 
 from connector.embeddings.base import Vectors, l2_normalise
 from connector.errors import ConfigError
+from connector.threads import LazyPool
 
 DIMENSION = 384
 MAX_TOKENS = 256
@@ -141,7 +141,7 @@ class MiniLMEmbedder:
         self._threads = threads or os.cpu_count() or 1
         self._lock = threading.Lock()
         self._session: Any = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool = LazyPool("minilm", self._threads)
         self._tokenizer: Any = None
 
     @property
@@ -180,17 +180,11 @@ class MiniLMEmbedder:
         if len(feeds) == 1 or self._threads == 1:
             results = [self._run(f) for f in feeds]
         else:
-            results = list(self._workers().map(self._run, feeds))
+            results = list(self._pool.get().map(self._run, feeds))
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         for chunk, vectors in zip(chunks, results, strict=True):
             out[chunk] = vectors
         return out
-
-    def _workers(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="minilm")
-            return self._pool
 
     def _feeds(self, texts: list[str]) -> dict[str, Any]:
         encodings = self._tokenizer.encode_batch(texts)

@@ -13,9 +13,7 @@ is stored as data and never consulted for scope.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -35,6 +33,7 @@ from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.writer import CaseWriter, NewCase, validate
 from connector.errors import StoreError
 from connector.scope import Scope
+from connector.threads import LazyPool
 
 if TYPE_CHECKING:
     from connector.memory import Memory
@@ -71,17 +70,8 @@ _DETAILS = sa.select(
     ENTRIES.c.documents, ENTRIES.c.case_type,
 ).where(*_SCOPE, ENTRIES.c.id.in_(sa.bindparam("ids", expanding=True)))  # fmt: skip
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _query_pool() -> ThreadPoolExecutor:
-    """Threads that embed recall queries while the caller reads the scope's rows."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="episodic-query")
-        return _pool
+# Threads that embed recall queries while the caller reads the scope's rows.
+QUERY_POOL = LazyPool("episodic-query")
 
 
 class EpisodicMemory:
@@ -175,7 +165,7 @@ class EpisodicMemory:
         if not 1 <= k <= MAX_K:
             raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
         embedder = self.embedder  # resolved here: the worker must not race to create it
-        query_vector = _query_pool().submit(_embed_one, embedder, query)
+        query_vector = QUERY_POOL.get().submit(_embed_one, embedder, query)
         query_keys = query_doc_keys(query)
         with self.memory.engine.connect() as conn:
             rows = self._candidates(conn, scope, case_type, as_of, with_docs=bool(query_keys))
