@@ -7,13 +7,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import sqlalchemy as sa
-from test_sync_faults import Rig, count, customer_ids, rig_factory, sync_env, watermark
+from test_sync_faults import Rig, connector_process, count, customer_ids, rig_factory, watermark
 
 from connector.db.upsert import party_t
 from connector.sync.runlog import run_t
@@ -22,15 +21,7 @@ __all__ = ["rig_factory"]  # the fixture, re-used from the sync fault tests
 
 
 def schedule_process(tmp_path: Path, rig: Rig) -> subprocess.Popen[str]:
-    db_url = rig.engine.url.render_as_string(hide_password=False)
-    return subprocess.Popen(
-        [sys.executable, "-m", "connector.cli", "schedule"],
-        env=sync_env(tmp_path, rig, db_url),
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return connector_process(tmp_path, rig, "schedule")
 
 
 def log_messages(err: str) -> list[str]:

@@ -465,19 +465,24 @@ def sync_subprocess(
     return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
 
-def test_sigterm_commits_the_page_in_hand_logs_out_and_exits_143(
-    rig_factory: Callable[..., Rig], tmp_path: Path
-) -> None:
-    rig = rig_factory(streams=["Customer"], customers=150)
+def connector_process(tmp_path: Path, rig: Rig, *args: str) -> subprocess.Popen[str]:
+    """``connector ARGS`` started (not awaited) against the rig's served fake and store."""
     db_url = rig.engine.url.render_as_string(hide_password=False)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "connector.cli", "sync"],
+    return subprocess.Popen(
+        [sys.executable, "-m", "connector.cli", *args],
         env=sync_env(tmp_path, rig, db_url),
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_sigterm_commits_the_page_in_hand_logs_out_and_exits_143(
+    rig_factory: Callable[..., Rig], tmp_path: Path
+) -> None:
+    rig = rig_factory(streams=["Customer"], customers=150)
+    process = connector_process(tmp_path, rig, "sync")
     rig.hooked.on_list = lambda entity, n: os.kill(process.pid, signal.SIGTERM) if n == 3 else None
     _, err = process.communicate(timeout=120)
 
