@@ -11,6 +11,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -68,9 +69,9 @@ def sqlite_engine(tmp_path: Path, sqlite_template: Path) -> Iterator[Engine]:
     engine.dispose()
 
 
-@pytest.fixture(scope="session")
-def pg_database_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for this test session, dropped at the end."""
+@contextmanager
+def scratch_pg_database(prefix: str) -> Iterator[str]:
+    """A new, empty PostgreSQL database, dropped on exit; fails in CI (skips elsewhere) if unreachable."""
     admin_url = sa.engine.make_url(PG_ADMIN_URL)
     try:
         admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
@@ -81,22 +82,30 @@ def pg_database_url() -> Iterator[str]:
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
-    name = f"connector_test_{uuid.uuid4().hex[:10]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     with admin.connect() as conn:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = admin_url.set(database=name).render_as_string(hide_password=False)
-    yield url
-    dispose_engines()
-    with admin.connect() as conn:
-        conn.execute(
-            sa.text(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = :n AND pid <> pg_backend_pid()"
-            ),
-            {"n": name},
-        )
-        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
-    admin.dispose()
+    try:
+        yield admin_url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        dispose_engines()
+        with admin.connect() as conn:
+            conn.execute(
+                sa.text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = :n AND pid <> pg_backend_pid()"
+                ),
+                {"n": name},
+            )
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_database_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session, dropped at the end."""
+    with scratch_pg_database("connector_test") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -3,8 +3,6 @@ and PostgreSQL: old rows keep everything and have no copy; new rows store one.""
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +11,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 from alembic import command
+from conftest import scratch_pg_database
 from sqlalchemy.engine import Engine
 
 from connector.db.engine import create_db_engine
@@ -20,8 +19,6 @@ from connector.db.migrate import alembic_config, current_revisions, head_revisio
 from connector.episodic import vectors as copies
 from connector.episodic.tables import ENTRIES
 
-PG_ADMIN_URL = os.environ.get("CONNECTOR_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
@@ -66,27 +63,12 @@ def test_upgrade_on_sqlite_keeps_old_rows_without_a_copy(tmp_path: Path) -> None
 @pytest.fixture
 def empty_pg_engine() -> Iterator[Engine]:
     """A new, empty PostgreSQL database (the session's shared one is already at head)."""
-    admin_url = sa.engine.make_url(PG_ADMIN_URL)
-    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
-    except Exception as exc:
-        message = f"PostgreSQL unreachable: {exc}"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    name = f"connector_mig_{uuid.uuid4().hex[:10]}"
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    engine = create_db_engine(admin_url.set(database=name).render_as_string(hide_password=False))
-    try:
-        yield engine
-    finally:
-        engine.dispose()
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
-        admin.dispose()
+    with scratch_pg_database("connector_mig") as url:
+        engine = create_db_engine(url)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
 
 
 @pytest.mark.postgres
