@@ -28,5 +28,5 @@ def embedder_for(settings: Settings) -> Embedder:
     with _cache_lock:
         embedder = _cache.get(key)
         if embedder is None:
-            embedder = _cache[key] = MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size or 16)
+            embedder = _cache[key] = MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size or 8)
         return embedder

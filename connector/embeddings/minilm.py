@@ -131,7 +131,7 @@ class MiniLMEmbedder:
         model: str = MODEL_ID,
         model_path: Path | None = None,
         tokenizer_path: Path = TOKENIZER_PATH,
-        batch_size: int = 16,
+        batch_size: int = 8,
         threads: int | None = None,
     ) -> None:
         self._build = build_for(model)
