@@ -155,15 +155,23 @@ class CaseRecord:
 Record = PartyRecord | DocumentRecord | CaseRecord
 
 
-def _jsonable(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
+def _leaf_text(value: Any) -> str | None:
+    """Decimal, datetime and date as the hashed text renders them; None for any other value."""
     if isinstance(value, Decimal):
         return format(value.normalize(), "f") if value == value else "NaN"
     if isinstance(value, datetime):
         return value.astimezone(UTC).isoformat()
     if isinstance(value, date):
         return value.isoformat()
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
+    text = _leaf_text(value)
+    if text is not None:
+        return text
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if isinstance(value, (list, tuple)):
@@ -265,20 +273,14 @@ _HASHED = {cls: _hashed_fields(cls) for cls in (PartyRecord, DocumentRecord, Cas
 
 def _encode_leaf(value: Any) -> Any:
     """``json.dumps`` default: the values JSON lacks, rendered exactly as :func:`_jsonable` does."""
-    cls = type(value)
-    if cls is Decimal:  # exact-type fast paths first; anything else takes the general chain below
-        return format(value.normalize(), "f") if value == value else "NaN"
-    known = _FIELD_NAMES.get(cls)
+    known = _FIELD_NAMES.get(type(value))  # the record's own dataclasses, field names cached
     if known is not None:
         return {name: getattr(value, name) for name in known}
+    text = _leaf_text(value)
+    if text is not None:
+        return text
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in fields(value)}
-    if isinstance(value, Decimal):
-        return format(value.normalize(), "f") if value == value else "NaN"
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
     raise TypeError(f"cannot hash a {type(value).__name__}")
 
 
