@@ -1,7 +1,8 @@
 """``connector sync [--tenant T] [--stream S] [--full]`` and ``connector sync status``.
 
-Exit codes a scheduler can act on: 0 every stream ok; 1 a stream failed (the one-line reason is
-printed); 2 configuration error; 3 another run holds a stream's lock ("already running");
+Exit codes a scheduler can act on: 0 every stream ok; 1 every stream run failed (the one-line
+reason is printed); 4 partly failed (some tenants or streams failed, the others synced); 2
+configuration error; 3 another run holds a stream's lock ("already running");
 130/143 stopped by SIGINT/SIGTERM after committing the current page.
 """
 
@@ -25,6 +26,9 @@ from connector.sync.result import SyncReport
 from connector.sync.runner import SyncRunner
 from connector.sync.signals import StopFlag, stop_on_signals
 from connector.sync.status import StreamStatus, sync_status
+
+EXIT_FAILED = 1
+EXIT_PARTLY_FAILED = 4
 
 
 def register(sub: Any) -> None:
@@ -53,7 +57,15 @@ def exit_code(report: SyncReport) -> tuple[int, str | None]:
         return 128 + int(signum), f"stopped by {report.interrupted_by}; committed pages are kept"
     problem = report.first_problem()
     if problem is not None and problem.status == "failed":
-        return 1, f"sync of {problem.tenant}/{problem.stream} failed: {problem.error}"
+        failed = [r for r in report.results if r.status == "failed"]
+        reason = f"sync of {problem.tenant}/{problem.stream} failed: {problem.error}"
+        if len(failed) == len(report.results):
+            return EXIT_FAILED, reason
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        return EXIT_PARTLY_FAILED, (
+            f"partly failed: {len(failed)} of {len(report.results)} stream runs failed; {reason}{more}; "
+            "see `connector sync status`"
+        )
     if problem is not None and problem.status == "locked":
         raise AlreadyRunning(problem.tenant, problem.stream)
     errored = next((r for r in report.results if r.error), None)

@@ -112,6 +112,17 @@ def one_line(exc: BaseException) -> str:
     return " ".join(text.split())[:1000]
 
 
+def _declared_streams(opened: object) -> list[StreamSpec]:
+    """The streams an adapter declares before it logs in (none when the factory gives no adapter)."""
+    declared = getattr(opened, "streams", None)
+    if not callable(declared):
+        return []
+    try:
+        return list(declared())
+    except ConnectorError:
+        return []
+
+
 class _StreamRun:
     """The state of one (tenant, stream) run while it reads pages."""
 
@@ -185,22 +196,54 @@ class SyncRunner:
     def run_tenant(
         self, tenant: TenantSettings, *, streams: list[str] | None = None, full: bool = False
     ) -> list[StreamResult]:
-        """Open one ERP session for the tenant and sync its streams one after the other."""
+        """Open one ERP session for the tenant and sync its streams one after the other.
+
+        A tenant whose session cannot be opened (wrong password, unreachable ERP, a setting its
+        adapter refuses) or breaks mid-way does not stop the others: each stream it did not run gets
+        a ``failed`` run row with the one-line reason, which ``sync status`` shows.
+        """
         results: list[StreamResult] = []
+        planned: list[str] = list(streams) if streams is not None else []
+        selecting = False
         try:
-            with self.adapter_factory(tenant) as adapter:
-                for spec in self._select(tenant, adapter.streams(), streams):
+            opened = self.adapter_factory(tenant)
+            planned = planned or [spec.name for spec in _declared_streams(opened)]
+            with opened as adapter:
+                selecting = True
+                specs = self._select(tenant, adapter.streams(), streams)
+                selecting = False
+                planned = [spec.name for spec in specs]
+                for spec in specs:
                     if self.stop.requested:
                         break
                     results.append(self._run_locked(adapter, spec, full))
-        except (ConfigError, SyncError):
-            raise
         except ConnectorError as exc:
-            done = ", ".join(f"{r.stream}={r.status}" for r in results)
-            raise SyncError(
-                f"{tenant.name}: ERP session failed: {one_line(exc)}" + (f" (after {done})" if done else "")
-            ) from exc
+            if selecting:
+                raise  # an unknown --stream name is the caller's mistake, not the tenant's
+            reason = f"{tenant.name}: ERP session failed: {one_line(exc)}"
+            ran = {r.stream for r in results}
+            for name in [n for n in planned if n not in ran] or ["*"]:
+                results.append(self._record_failure(tenant.name, name, reason, full=full))
         return results
+
+    def _record_failure(self, tenant: str, stream: str, reason: str, *, full: bool) -> StreamResult:
+        """A ``failed`` run row for a stream that could not start (no lock is needed: it writes no data)."""
+        now = self.memory.clock.now()
+        mode = "full" if full else "incremental"
+        result = StreamResult(tenant, stream, "failed", mode=mode, error=reason)
+        try:
+            with self.memory.engine.begin() as conn:
+                run = start_run(
+                    conn, tenant, stream, mode=mode, started_at=now, window_start=None, window_end=None
+                )
+                finish_run(conn, run, status="failed", finished_at=now, error=reason)
+            result.run_id = run.id
+        except SQLAlchemyError as exc:
+            self.reporter.message(
+                "error", f"could not record the failed run: {one_line(exc)}", tenant=tenant, stream=stream
+            )
+        self.reporter.stream_finished(result)
+        return result
 
     # One stream --------------------------------------------------------------------------------
     def _select(
