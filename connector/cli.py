@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "maintenance",
     "context",
     "forget",
+    "mcp",
 )
 
 EXIT_OK = 0

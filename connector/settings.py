@@ -29,7 +29,7 @@ ENV_PREFIX = "CONNECTOR_"
 DEFAULT_CONFIG_FILE = Path("config/connector.toml")
 
 
-def _environment_value(name: str) -> str | None:
+def environment_value(name: str) -> str | None:
     """A variable from the process environment, else from ./.env (never logged)."""
     if name in os.environ:
         return os.environ[name]
@@ -92,7 +92,7 @@ class TenantSettings(BaseModel):
             variable = getattr(self, f"{field}_env")
             if variable is None or getattr(self, field) is not None:
                 continue
-            value = _environment_value(variable)
+            value = environment_value(variable)
             if value is None:
                 raise ValueError(f"{field}_env names {variable}, which is not set in the environment or .env")
             setattr(self, field, SecretStr(value))
@@ -225,6 +225,20 @@ class FactSettings(BaseModel):
     consolidate_interval_hours: float = Field(default=6.0, gt=0)
 
 
+class McpSettings(BaseModel):
+    """What ``connector mcp`` serves and how it guards the HTTP transport."""
+
+    # Tenants the server may touch (None = every configured tenant).
+    tenants: list[str] | None = None
+    # Customer ids the server may touch (None = any customer of a served tenant).
+    customers: list[str] | None = None
+    # The bearer token an HTTP client must send is read from this environment variable (or .env).
+    token_env: str = Field(default="CONNECTOR_MCP_TOKEN", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    max_request_bytes: int = Field(default=1_000_000, ge=1_000, le=100_000_000)
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=1, le=65535)
+
+
 class Settings(BaseSettings):
     """All connector settings. Build with :func:`load_settings` to get readable errors."""
 
@@ -248,6 +262,7 @@ class Settings(BaseSettings):
     working: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     facts: FactSettings = Field(default_factory=FactSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     default_tenant: str | None = None
     log_format: Literal["auto", "json", "text"] = "auto"
 
@@ -258,6 +273,9 @@ class Settings(BaseSettings):
             raise ValueError("tenant names must be unique")
         if self.default_tenant and self.default_tenant not in names:
             raise ValueError(f"default_tenant must name a configured tenant ({', '.join(names) or 'none'})")
+        unknown = sorted(set(self.mcp.tenants or ()) - set(names))
+        if unknown:
+            raise ValueError(f"mcp.tenants names unconfigured tenants: {', '.join(unknown)}")
         return self
 
     @classmethod

@@ -1,0 +1,73 @@
+"""What one MCP server may touch, and how a refusal reads to the agent.
+
+The server is a tool surface for agents that may be driven by anyone's prompt, so it narrows the
+library's scope further: only the tenants ``mcp.tenants`` names (default: every configured one) and,
+when ``mcp.customers`` is set, only those customer ids. Refusals and library errors become one
+line of text that names nothing the caller did not send (no other customer's id, no traceback).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
+from connector.scope import Scope, require_id
+from connector.settings import Settings
+
+
+class NotServedError(ScopeError):
+    """A tenant or customer this MCP server is not configured to serve."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServedScope:
+    """The tenants and (optionally) customers a server serves; ``default_tenant`` answers calls
+    that name no tenant."""
+
+    tenants: frozenset[str]
+    customers: frozenset[str] | None
+    default_tenant: str
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ServedScope:
+        configured = [t.name for t in settings.tenants] or [settings.default_tenant_name()]
+        served = settings.mcp.tenants or configured
+        default = settings.default_tenant_name()
+        allowed = settings.mcp.customers
+        return cls(
+            tenants=frozenset(served),
+            customers=frozenset(allowed) if allowed is not None else None,
+            default_tenant=default if default in served else sorted(served)[0],
+        )
+
+    def tenant(self, tenant: str | None) -> str:
+        name = self.default_tenant if tenant is None else require_id(tenant, "tenant")
+        if name not in self.tenants:
+            raise NotServedError(f"tenant {name!r} is not served by this MCP server")
+        return name
+
+    def scope(self, customer_id: object, tenant: str | None = None) -> Scope:
+        """The (tenant, customer) of a call, or NotServedError / ScopeError before any store is read."""
+        scope = Scope.of(self.tenant(tenant), customer_id)
+        self.check_customer(scope.customer_id)
+        return scope
+
+    def check_customer(self, customer_id: str) -> None:
+        if self.customers is not None and customer_id not in self.customers:
+            raise NotServedError(f"customer {customer_id!r} is not served by this MCP server")
+
+    def allows(self, tenant: str, customer_id: str) -> bool:
+        return tenant in self.tenants and (self.customers is None or customer_id in self.customers)
+
+
+def agent_message(exc: BaseException) -> str:
+    """The one-line text an agent gets for a failed call.
+
+    Library errors keep their message, on one line; an unknown customer's "did you mean" list is
+    dropped (those are other customers' ids). Anything unexpected is named by its type only.
+    """
+    if isinstance(exc, UnknownCustomerError):
+        return f"unknown customer {exc.customer_id!r}: not in semantic memory (is it synced?)"
+    if isinstance(exc, ConnectorError):
+        return " ".join(str(exc).split()) or type(exc).__name__
+    return f"internal error ({type(exc).__name__}); the server's log has the details"

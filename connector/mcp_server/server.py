@@ -1,0 +1,104 @@
+"""``connector mcp``: the memories as a Model Context Protocol server (stdio or streamable HTTP).
+
+Built on the official ``mcp`` SDK's ``MCPServer``. Over HTTP every request must carry
+``Authorization: Bearer <token>`` (the token is read from the environment variable that
+``mcp.token_env`` names, compared in constant time), unless the server is bound to loopback and
+started with ``--no-auth``; request bodies above ``mcp.max_request_bytes`` get a 413 from the SDK.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from connector.errors import ConfigError
+from connector.mcp_server.guard import ServedScope
+from connector.mcp_server.tools import MemoryTools
+from connector.memory import Memory
+from connector.settings import environment_value
+
+INSTRUCTIONS = (
+    "Memory for agents on ERP workflows (Acumatica, SAP). Call get_context before answering about a "
+    "customer; record_turn after each turn; pin values the workflow depends on; record_case when a case "
+    "is resolved; learn preferences that have no home in the ERP. The ERP is the source of truth for "
+    "its own facts."
+)
+
+
+def build_server(memory: Memory) -> MCPServer[Any]:
+    """An MCP server over ``memory``, serving the tenants and customers its settings allow."""
+    server: MCPServer[Any] = MCPServer(
+        "erp-memory-connector", instructions=INSTRUCTIONS, log_level="WARNING", warn_on_duplicate_tools=True
+    )
+    MemoryTools(memory, ServedScope.from_settings(memory.settings)).register(server)
+    return server
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bearer_token(memory: Memory, *, host: str, no_auth: bool) -> str | None:
+    """The token HTTP clients must send, or None for ``--no-auth`` on loopback."""
+    if no_auth:
+        if not is_loopback(host):
+            raise ConfigError(f"--no-auth is only allowed on a loopback address, not {host!r}")
+        return None
+    variable = memory.settings.mcp.token_env
+    token = environment_value(variable)
+    if not token or len(token) < 16:
+        raise ConfigError(
+            f"mcp over HTTP needs a bearer token of at least 16 characters in ${variable} "
+            "(or --no-auth on a loopback address)"
+        )
+    return token
+
+
+class BearerAuth:
+    """ASGI middleware: 401 unless the request carries the expected bearer token."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            sent = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(sent, self._expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
+                return
+        await self.app(scope, receive, send)
+
+
+def run_stdio(memory: Memory) -> None:
+    build_server(memory).run("stdio")
+
+
+def run_http(memory: Memory, *, host: str, port: int, no_auth: bool) -> None:
+    import anyio
+    import uvicorn
+
+    token = bearer_token(memory, host=host, no_auth=no_auth)
+    app: ASGIApp = build_server(memory).streamable_http_app(
+        max_request_body_size=memory.settings.mcp.max_request_bytes, host=host
+    )
+    if token is not None:
+        app = BearerAuth(app, token)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    anyio.run(uvicorn.Server(config).serve)

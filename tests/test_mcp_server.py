@@ -1,0 +1,248 @@
+"""``connector mcp`` as a real process, driven by the MCP SDK's own client over stdio and streamable
+HTTP, after a sync from the fake Acumatica served on loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, TextContent
+from sqlalchemy.engine import Engine
+from test_sync_faults import Rig, _rigs, rig_factory, sync_env
+
+from connector.cli import main
+from connector.memory import Memory
+from connector.settings import Settings
+
+__all__ = ["rig_factory"]  # the fixture, re-used from the sync fault tests
+
+TOKEN = "test-token-0123456789abcdef"
+TOOLS = {"get_context", "recall_cases", "record_turn", "pin", "record_case", "learn"}
+
+
+def synced(rig_factory: Callable[..., Rig]) -> Rig:
+    rig = rig_factory(customers=8, invoices=20, sales_orders=6, vendors=2, bills=2)
+    rig.run()
+    return rig
+
+
+def server_env(tmp_path: Path, rig: Rig, **extra: str) -> dict[str, str]:
+    db_url = rig.engine.url.render_as_string(hide_password=False)
+    return sync_env(tmp_path, rig, db_url) | extra
+
+
+def local_memory(tmp_path: Path, rig: Rig) -> Memory:
+    """The same stores the server process uses, in this process (real clock, like the server)."""
+    return Memory(Settings(tenants=[rig.tenant], data_dir=tmp_path / "data"), engine=rig.engine, llm=None)
+
+
+def stdio_client(tmp_path: Path, env: dict[str, str]) -> Client:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "connector.cli", "mcp"], env=env, cwd=str(tmp_path)
+    )
+    return Client(params, read_timeout_seconds=60)
+
+
+def text(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def run(session: Callable[[], Awaitable[None]]) -> None:
+    anyio.run(session)
+
+
+@pytest.fixture
+def sqlite_rigs(sqlite_engine: Engine) -> Iterator[Callable[..., Rig]]:
+    yield from _rigs(sqlite_engine)
+
+
+def test_stdio_tools_match_the_library_and_see_recorded_turns(
+    rig_factory: Callable[..., Rig], tmp_path: Path
+) -> None:
+    rig = synced(rig_factory)
+    customer = sorted(rig.fake.keys("Customer"))[0]
+    local = local_memory(tmp_path, rig)
+
+    async def session() -> None:
+        async with stdio_client(tmp_path, server_env(tmp_path, rig)) as client:
+            listed = await client.list_tools()
+            assert {tool.name for tool in listed.tools} == TOOLS
+            for tool in listed.tools:
+                assert tool.description and len(tool.description) > 80
+                assert tool.input_schema["type"] == "object"
+
+            got = await client.call_tool("get_context", {"customer_id": customer, "query": "open invoices?"})
+            assert not got.is_error, text(got)
+            expected = local.build_context(customer, "open invoices?")
+            assert text(got) == expected.text
+            assert got.structured_content is not None
+            assert got.structured_content["customer_id"] == customer
+            names = [section["name"] for section in got.structured_content["sections"]]
+            assert names == [section.name for section in expected.sections]
+
+            turn = {"session_id": "s-1", "customer_id": customer, "role": "user"}
+            recorded = await client.call_tool("record_turn", turn | {"content": "Where is order SO-77?"})
+            assert not recorded.is_error, text(recorded)
+            pin = {"session_id": "s-1", "name": "promised", "value": "1250.00"}
+            pinned = await client.call_tool("pin", pin)
+            assert not pinned.is_error, text(pinned)
+            got = await client.call_tool(
+                "get_context", {"customer_id": customer, "query": "order status", "session_id": "s-1"}
+            )
+            assert "Where is order SO-77?" in text(got) and "1250.00" in text(got)
+            assert text(got) == local.build_context(customer, "order status", session_id="s-1").text
+
+            case = {"customer_id": customer, "request": "Billed twice for INV-9", "resolution": "Credit memo"}
+            recorded = await client.call_tool("record_case", case | {"documents": ["INV-9"]})
+            assert not recorded.is_error, text(recorded)
+            recalled = await client.call_tool("recall_cases", {"customer_id": customer, "query": "INV-9"})
+            assert "Billed twice for INV-9" in text(recalled)
+            learned = await client.call_tool("learn", {"customer_id": customer, "content": "Prefers e-mail"})
+            assert not learned.is_error, text(learned)
+
+    run(session)
+
+
+def test_bad_input_scope_violations_and_the_allow_list_give_one_line_tool_errors(
+    sqlite_rigs: Callable[..., Rig], tmp_path: Path
+) -> None:
+    rig = synced(sqlite_rigs)
+    first, second, refused = sorted(rig.fake.keys("Customer"))[:3]
+    lookalike = first[:-1] + ("X" if first[-1] != "X" else "Y")
+    env = server_env(tmp_path, rig, CONNECTOR_MCP__CUSTOMERS=json.dumps([first, second, lookalike]))
+    local = local_memory(tmp_path, rig)
+    local.record_turn("s-refused", refused, "user", "secret of the refused customer")
+
+    async def session() -> None:
+        async with stdio_client(tmp_path, env) as client:
+            blank = await client.call_tool("get_context", {"customer_id": "  ", "query": "q"})
+            assert blank.is_error and "customer_id is blank" in text(blank)
+            unknown = await client.call_tool("get_context", {"customer_id": lookalike, "query": "q"})
+            assert unknown.is_error and "unknown customer" in text(unknown)
+            assert first not in text(unknown)  # no "did you mean" with other customers' ids
+            wrong_type = await client.call_tool(
+                "recall_cases", {"customer_id": first, "query": "q", "k": "?"}
+            )
+            assert wrong_type.is_error
+            turn = {"session_id": "s-a", "role": "user", "content": "hello"}
+            assert not (await client.call_tool("record_turn", turn | {"customer_id": first})).is_error
+            other = await client.call_tool("record_turn", turn | {"customer_id": second})
+            assert other.is_error and "another customer" in text(other)
+            for result in (blank, unknown, wrong_type, other):
+                assert "Traceback" not in text(result)
+            assert "\n" not in text(blank) + text(unknown) + text(other)
+
+            for tool, args in [
+                ("get_context", {"customer_id": refused, "query": "q"}),
+                ("recall_cases", {"customer_id": refused, "query": "q"}),
+                ("learn", {"customer_id": refused, "content": "likes tea"}),
+                ("record_turn", {"session_id": "s-x", "customer_id": refused, "role": "user", "content": ""}),
+                ("pin", {"session_id": "s-refused", "name": "n", "value": "v"}),
+                ("get_context", {"customer_id": first, "query": "q", "session_id": "s-refused"}),
+            ]:
+                result = await client.call_tool(tool, args)
+                assert result.is_error, (tool, text(result))
+                assert "secret of the refused customer" not in text(result)
+            resource = await client.read_resource(f"customer://acme/{first}")
+            assert first in str(resource.contents[0])
+
+    run(session)
+    assert local.working.state("s-refused").pinned == ()
+    with pytest.raises(Exception, match="does not exist"):
+        local.working.state("s-x")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_server(tmp_path: Path, env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "connector.cli", "mcp", "--http", "--port", str(port), *args],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()[1]
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return process, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError("connector mcp --http did not start listening")
+
+
+def http_client(url: str, token: str) -> Client:
+    headers = {"Authorization": f"Bearer {token}"}
+    transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
+    return Client(transport, read_timeout_seconds=60)
+
+
+def test_streamable_http_needs_the_bearer_token(sqlite_rigs: Callable[..., Rig], tmp_path: Path) -> None:
+    rig = synced(sqlite_rigs)
+    customer = sorted(rig.fake.keys("Customer"))[0]
+    process, url = http_server(tmp_path, server_env(tmp_path, rig, CONNECTOR_MCP_TOKEN=TOKEN))
+    try:
+        initialize: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        for sent in ({}, {"Authorization": "Bearer wrong-token-0123456789"}):
+            refused = httpx.post(url, json=initialize, headers=sent, timeout=10)
+            assert refused.status_code == 401
+        huge = httpx.post(
+            url,
+            content=b"x" * 2_000_000,
+            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+            timeout=10,
+        )
+        assert huge.status_code == 413
+
+        async def session() -> None:
+            async with http_client(url, TOKEN) as client:
+                assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+                got = await client.call_tool("get_context", {"customer_id": customer, "query": "balance"})
+                assert text(got) == local_memory(tmp_path, rig).build_context(customer, "balance").text
+                small = await client.call_tool(
+                    "get_context", {"customer_id": customer, "query": "q", "token_budget": 5}
+                )
+                assert small.is_error and "token_budget" in text(small)
+                blank = await client.call_tool("learn", {"customer_id": "", "content": "x"})
+                assert blank.is_error
+
+        run(session)
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+
+
+def test_http_without_a_token_refuses_to_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CONNECTOR_DATA_DIR", str(tmp_path / "data"))
+    assert main(["mcp", "--http", "--port", str(free_port())]) == 2
+    assert "CONNECTOR_MCP_TOKEN" in capsys.readouterr().err
+    assert main(["mcp", "--http", "--no-auth", "--host", "0.0.0.0"]) == 2
+    assert "loopback" in capsys.readouterr().err
+    monkeypatch.setenv("CONNECTOR_MCP_TOKEN", "short")
+    assert main(["mcp", "--http"]) == 2
+    assert "short" not in capsys.readouterr().err
