@@ -8,6 +8,7 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     │   └── EmbeddingModelMismatch  an index was built with another embedding model / dimension
     ├── ScopeError                  a blank/missing customer id or a scope that cannot be honoured
     ├── UnknownCustomerError        the customer is not in semantic memory (carries close matches)
+    ├── ErasedCustomerError         a write for a customer erased by ``forget`` (until the erasure is lifted)
     ├── InvalidTurnError            a turn or pin that cannot be stored (connector.working.models)
     ├── UnknownSessionError         no such working-memory session (connector.working.models)
     ├── FactError                   a learned fact that cannot be stored (connector.facts.models)
@@ -63,6 +64,19 @@ class UnknownCustomerError(ConnectorError, LookupError):
         hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
         super().__init__(
             f"unknown customer {customer_id!r}: not in semantic memory (run `connector sync` first?).{hint}"
+        )
+
+
+class ErasedCustomerError(ConnectorError):
+    """A write for a customer whose memories were erased; refused until an operator lifts the erasure."""
+
+    def __init__(self, customer_id: str, tenant: str) -> None:
+        self.customer_id = customer_id
+        self.tenant = tenant
+        super().__init__(
+            f"customer {customer_id!r} of tenant {tenant!r} was erased (`connector forget`): its cases, "
+            "turns and learned facts are not stored again; an operator can lift the erasure with "
+            f"`connector forget {customer_id} --tenant {tenant} --lift`"
         )
 
 

@@ -27,6 +27,7 @@ from connector.settings import Settings, load_settings
 if TYPE_CHECKING:
     from connector.context import ContextBuilder
     from connector.episodic import EpisodicMemory
+    from connector.erasure import Erasures
     from connector.facts import FactStore
     from connector.working import WorkingMemory
 
@@ -61,6 +62,13 @@ class Memory:
     def tenant_name(self, tenant: str | None) -> str:
         """The tenant a call is scoped to: the given one, or the configured default."""
         return tenant if tenant is not None else self.settings.default_tenant_name()
+
+    @cached_property
+    def erasures(self) -> Erasures:
+        """Tombstones of erased customers: every memory write checks them."""
+        from connector.erasure import Erasures
+
+        return Erasures(self.engine, self.clock)
 
     @cached_property
     def episodic(self) -> EpisodicMemory:
@@ -116,15 +124,28 @@ class Memory:
         return await self.context.abuild(customer_id, query, **kw)
 
     def forget(self, customer_id: str, *, tenant: str | None = None) -> dict[str, int]:
-        """Erase a customer's cases, working memory and learned facts from every store.
+        """Erase a customer's cases, working memory and learned facts from every store, for good.
 
-        Returns how many items each store removed. ERP facts are not touched: the ERP owns them.
+        A tombstone is written first, so later agent writes raise ``ErasedCustomerError`` and later
+        syncs do not bring the customer's ERP cases back into episodic memory (until
+        :meth:`lift_erasure`). Deleted bytes are scrubbed from the SQLite files and the embedded
+        Chroma log. Returns how many items each store removed. ERP facts are not touched: the ERP
+        owns them.
         """
+        from connector.erasure.disk import scrub_relational
         from connector.scope import Scope
 
         scope = Scope.of(self.tenant_name(tenant), customer_id)
+        self.erasures.erase(scope)
         removed: dict[str, int] = {}
         removed.update(self.episodic.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.working.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.facts.forget(scope.customer_id, tenant=scope.tenant))
+        scrub_relational(self.engine)
         return removed
+
+    def lift_erasure(self, customer_id: str, *, tenant: str | None = None) -> bool:
+        """Let a forgotten customer's memories be stored again (an operator's decision; logged)."""
+        from connector.scope import Scope
+
+        return self.erasures.lift(Scope.of(self.tenant_name(tenant), customer_id))

@@ -1,4 +1,4 @@
-"""``connector forget CUSTOMER``: erase a customer's memories from every store."""
+"""``connector forget CUSTOMER [--lift]``: erase a customer's memories for good, or lift the erasure."""
 
 from __future__ import annotations
 
@@ -14,10 +14,20 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("customer", help="the customer's ERP key")
     parser.add_argument("--tenant", help="tenant name (default: the configured default)")
+    parser.add_argument(
+        "--lift",
+        action="store_true",
+        help="lift an earlier erasure: the customer's cases, turns and facts may be stored again (logged)",
+    )
     parser.set_defaults(handler=_forget)
 
 
 def _forget(args: argparse.Namespace) -> int:
-    removed = memory_from_settings().forget(args.customer, tenant=args.tenant)
+    memory = memory_from_settings()
+    if args.lift:
+        lifted = memory.lift_erasure(args.customer, tenant=args.tenant)
+        print(to_json({"customer": args.customer, "erasure_lifted": lifted}))
+        return 0
+    removed = memory.forget(args.customer, tenant=args.tenant)
     print(to_json({"customer": args.customer, "removed": removed, "total": sum(removed.values())}))
     return 0

@@ -35,6 +35,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA secure_delete=ON")  # deleted rows are zeroed: erased customers leave no bytes
     cursor.close()
 
 

@@ -221,6 +221,7 @@ class SyncRun(SQLModel, table=True):
 
 metadata = SQLModel.metadata
 import connector.episodic.tables  # noqa: E402
+import connector.erasure.tables  # noqa: E402
 import connector.facts.tables  # noqa: E402
 import connector.sync.tables  # noqa: E402
 import connector.working.tables  # noqa: E402,F401

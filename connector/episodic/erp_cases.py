@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from connector.db.models import CrmCase
+from connector.erasure import customer_digest
 from connector.errors import ScopeError
 from connector.scope import Scope, require_id
 
@@ -43,6 +44,7 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> i
     )
     recorded = 0
     skipped: set[int] = set()
+    erased = episodic.memory.erasures.erased_digests(tenant)
     while True:
         with episodic.memory.engine.connect() as conn:
             rows = conn.execute(
@@ -61,6 +63,9 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> i
             except (ScopeError, ValueError) as exc:
                 log.warning("CRM case %s/%s not recorded: %s", tenant, row["external_id"], exc)
                 skipped.add(row["id"])
+                continue
+            if customer_digest(tenant, scope.customer_id) in erased:
+                skipped.add(row["id"])  # erased by forget: stays out until the erasure is lifted
                 continue
             episodic.record_case(
                 scope.customer_id,

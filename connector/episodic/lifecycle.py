@@ -27,6 +27,7 @@ from connector.episodic.models import RestoreReport, RetentionReport
 from connector.episodic.summary import embedding_text
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.writer import chroma_metadata
+from connector.erasure.disk import purge_chroma_log
 from connector.scope import Scope
 
 if TYPE_CHECKING:
@@ -124,6 +125,8 @@ def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
     ids = [r.id for r in rows]
     if ids:
         episodic.index.delete(ids)  # archived ids are not in the index; deleting them is a no-op
+        if not memory.settings.chroma.host:  # embedded: its log still holds the vectors and metadata
+            purge_chroma_log(memory.settings.chroma_path, ids)
     with memory.engine.begin() as conn:
         cases = conn.execute(
             sa.delete(CASES).where(CASES.c.tenant == scope.tenant, CASES.c.customer_id == scope.customer_id)

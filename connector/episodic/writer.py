@@ -154,6 +154,9 @@ class CaseWriter:
         self._prepared: dict[int, tuple[Summary, Vectors]] = {}
 
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
+        erasures = self.episodic.memory.erasures
+        for scope in dict.fromkeys(c.scope for c in cases):
+            erasures.require_writable(scope)
         try:
             return self._write(cases)
         except IntegrityError:  # another writer recorded one of these case keys first: now it exists

@@ -28,6 +28,7 @@ from connector.facts.models import FactError, LearnedFact
 from connector.facts.normalise import MAX_FACT_CHARS, clean_content, content_key
 from connector.facts.scope import FactScope
 from connector.facts.tables import fact_t, job_t
+from connector.scope import Scope
 
 if TYPE_CHECKING:
     from connector.facts.models import ConsolidationReport, DecayReport
@@ -180,6 +181,7 @@ class FactStore:
     ) -> LearnedFact:
         """Store a fact (or confirm the same one). Refuses facts about values the ERP holds."""
         scope = self._scope(customer_id, tenant, agent_id, workflow_id)
+        self.memory.erasures.require_writable(Scope.of(scope.tenant, scope.customer_id))
         fact = FactInput(check_content(content), check_importance(importance), EXPLICIT_CATEGORY)
         label = check_source(source)
         reason = erp_field_reason(fact.content, None)

@@ -158,6 +158,7 @@ class WorkingMemory:
         sid = require_id(session_id, "session_id")
         if not turns:
             return []
+        self.memory.erasures.require_writable(scope)
         limit = self.memory.settings.working.max_pins_per_result
         prepared = []
         for t in turns:

@@ -1,0 +1,24 @@
+"""The tombstone table: one row per erased (tenant, customer), keyed by a digest of the customer id.
+
+The id itself is not stored, so after ``forget`` no file of the relational store names the customer.
+Only imports sqlmodel/sqlalchemy and ``connector.db.types`` so ``connector.db.models`` can import it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from connector.db.types import UTCDateTime
+
+
+class ErasedCustomer(SQLModel, table=True):
+    """A customer whose memories were erased: agent writes and ERP case ingests are refused."""
+
+    __tablename__ = "erased_customer"
+
+    tenant: str = Field(max_length=64, primary_key=True)
+    customer_digest: str = Field(max_length=64, primary_key=True)
+    erased_at: datetime = Field(sa_column=sa.Column(UTCDateTime(), nullable=False))
