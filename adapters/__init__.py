@@ -1,31 +1,7 @@
-"""ERP adapters: one package per ERP, plus the shared protocol and canonical records.
+"""ERP adapters, installed as ``connector.adapters``: one package per ERP plus the shared HTTP plumbing.
 
-Adapters know HTTP and the ERP's dialect and nothing about storage. They yield
-:class:`~adapters.records.Page` objects of canonical records that the sync job stores.
+Adapters know HTTP and the ERP's dialect and nothing about storage. They implement the contract in
+:mod:`connector.erp` (the ``Adapter`` protocol, canonical records, ``Page``) and are opened through
+:func:`connector.adapters.factory.open_adapter`. Nothing in ``connector.erp``, ``connector.db`` or
+``connector.sync`` imports this package at module level, so the dependency points one way.
 """
-
-from adapters.protocol import Adapter, RecordProblem, StreamSpec
-from adapters.records import (
-    Address,
-    CaseRecord,
-    Contact,
-    DocumentRecord,
-    Page,
-    PartyRecord,
-    Record,
-    content_hash,
-)
-
-__all__ = [
-    "Adapter",
-    "Address",
-    "CaseRecord",
-    "Contact",
-    "DocumentRecord",
-    "Page",
-    "PartyRecord",
-    "Record",
-    "RecordProblem",
-    "StreamSpec",
-    "content_hash",
-]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import httpx
 
-from adapters.protocol import Adapter
 from connector.clock import Clock
+from connector.erp.protocol import Adapter
 from connector.errors import ConfigError
 from connector.settings import SyncSettings, TenantSettings
 
@@ -23,11 +23,11 @@ def open_adapter(
 ) -> Adapter:
     """The adapter for ``tenant.kind``, not yet entered: use it as ``with open_adapter(...) as a:``."""
     if tenant.kind == "acumatica":
-        from adapters.acumatica import AcumaticaAdapter
+        from connector.adapters.acumatica import AcumaticaAdapter
 
         return AcumaticaAdapter(tenant, sync=sync, clock=clock, transport=transport)
     if tenant.kind == "sap":
-        from adapters.sap import SAPAdapter  # type: ignore[attr-defined,unused-ignore]
+        from connector.adapters.sap import SAPAdapter  # type: ignore[attr-defined,unused-ignore]
 
         adapter: Adapter = SAPAdapter(tenant, sync=sync, clock=clock, transport=transport)
         return adapter

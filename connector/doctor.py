@@ -6,7 +6,6 @@ shows everything that is wrong.
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -97,7 +96,8 @@ def check_llm(settings: Settings) -> CheckResult:
 
 
 def check_tenant(settings: Settings, tenant: TenantSettings) -> CheckResult:
-    open_adapter = importlib.import_module("adapters.factory").open_adapter
+    from connector.adapters.factory import open_adapter  # only when a tenant is configured
+
     start = time.perf_counter()
     with open_adapter(tenant, sync=settings.sync) as adapter:
         streams = [s.name for s in adapter.streams()]

@@ -39,7 +39,6 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapters.records import Contact, DocumentRecord, PartyRecord  # noqa: E402
 from connector.clock import FrozenClock  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
@@ -49,6 +48,7 @@ from connector.episodic import vectors as vector_copies  # noqa: E402
 from connector.episodic.documents import keys_for_documents  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
+from connector.erp.records import Contact, DocumentRecord, PartyRecord  # noqa: E402
 from connector.facts.scope import FactScope  # noqa: E402
 from connector.facts.store import EXPLICIT_CATEGORY, FactInput, store_fact  # noqa: E402
 from connector.memory import Memory  # noqa: E402

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine
 
 from connector.db.engine import create_db_engine, dispose_engines
 from connector.db.migrate import upgrade_to_head
-from connector.db.models import metadata
+from connector.schema import metadata
 from connector.settings import Settings
 
 pytest_plugins = ["chroma_fixtures", "connector.testing.pytest_plugin"]

@@ -7,9 +7,9 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from adapters.records import Address, Contact, DocumentRecord, PartyRecord
 from connector.db.upsert import upsert_records
 from connector.episodic.models import CaseHit
+from connector.erp.records import Address, Contact, DocumentRecord, PartyRecord
 from connector.memory import Memory
 
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)

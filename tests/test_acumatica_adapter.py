@@ -11,11 +11,11 @@ import httpx
 import pytest
 import respx
 
-from adapters.acumatica import AcumaticaAdapter
-from adapters.factory import open_adapter
-from adapters.http import SessionExpired
-from adapters.records import CaseRecord, DocumentRecord, PartyRecord
+from connector.adapters.acumatica import AcumaticaAdapter
+from connector.adapters.factory import open_adapter
+from connector.adapters.http import SessionExpired
 from connector.clock import FrozenClock
+from connector.erp.records import CaseRecord, DocumentRecord, PartyRecord
 from connector.errors import (
     ConfigError,
     ERPAuthError,

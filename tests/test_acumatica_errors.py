@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
-from adapters.acumatica.client import choose_version
-from adapters.acumatica.errors import decoder
-from adapters.http import SessionExpired
+from connector.adapters.acumatica.client import choose_version
+from connector.adapters.acumatica.errors import decoder
+from connector.adapters.http import SessionExpired
 from connector.errors import (
     ERPAuthError,
     ERPError,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import adapters.acumatica
+import connector.adapters.acumatica
 import connector.testing
 
 
 def test_acumatica_package_exports() -> None:
-    assert sorted(adapters.acumatica.__all__) == sorted(
+    assert sorted(connector.adapters.acumatica.__all__) == sorted(
         [
             "STREAMS",
             "SUPPORTED_VERSIONS",
@@ -17,7 +17,7 @@ def test_acumatica_package_exports() -> None:
             "choose_version",
         ]
     )
-    assert all(hasattr(adapters.acumatica, name) for name in adapters.acumatica.__all__)
+    assert all(hasattr(connector.adapters.acumatica, name) for name in connector.adapters.acumatica.__all__)
 
 
 def test_testing_package_exports() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from adapters.acumatica import mapping
-from adapters.acumatica import values as v
-from adapters.acumatica.streams import STREAMS
+from connector.adapters.acumatica import mapping
+from connector.adapters.acumatica import values as v
+from connector.adapters.acumatica.streams import STREAMS
 
 
 def w(value: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from adapters.acumatica import odata
+from connector.adapters.acumatica import odata
 from connector.errors import ConfigError
 
 

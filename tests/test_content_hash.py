@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from adapters.records import (
+from connector.erp.records import (
     Address,
     Contact,
     DocumentRecord,
@@ -85,5 +85,5 @@ def test_float_free_str_keyed_data_takes_the_orjson_path(
     def refuse(*_args: Any, **_kw: Any) -> str:
         raise AssertionError("the stdlib path was taken")
 
-    monkeypatch.setattr("adapters.records.json.dumps", refuse)
+    monkeypatch.setattr("connector.erp.records.json.dumps", refuse)
     assert canonical_json(data) == expected

@@ -159,8 +159,8 @@ def test_async_variant_gives_the_same_result(memory: Memory) -> None:
 
 
 def test_a_vendor_context_has_its_bills_and_terms(memory: Memory) -> None:
-    from adapters.records import DocumentRecord, PartyRecord
     from connector.db.upsert import upsert_records
+    from connector.erp.records import DocumentRecord, PartyRecord
 
     bill = DocumentRecord(
         tenant="default", doc_type="ap_bill", external_id="BILL/000777", number="000777", party_kind="vendor",
@@ -184,8 +184,8 @@ def test_a_vendor_context_has_its_bills_and_terms(memory: Memory) -> None:
 
 
 def test_orders_are_never_overdue_and_show_their_amount(memory: Memory) -> None:
-    from adapters.records import DocumentRecord
     from connector.db.upsert import upsert_records
+    from connector.erp.records import DocumentRecord
 
     order = DocumentRecord(
         tenant="default", doc_type="sales_order", external_id="SO/000123", number="SO-000123",

@@ -59,8 +59,8 @@ def test_one_line_flattens_erp_values() -> None:
 
 
 def test_erp_names_cannot_open_a_line(sqlite_engine: Engine, settings: Settings) -> None:
-    from adapters.records import PartyRecord
     from connector.db.upsert import upsert_records
+    from connector.erp.records import PartyRecord
 
     memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=sqlite_engine)
     with memory.engine.begin() as conn:

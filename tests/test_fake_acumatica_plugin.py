@@ -11,7 +11,7 @@ USER_CONFTEST = 'pytest_plugins = ["connector.testing.pytest_plugin"]\n'
 USER_TESTS = """
 import httpx
 
-from adapters.records import PartyRecord
+from connector.erp.records import PartyRecord
 
 
 def test_reads_customers_in_process(acumatica_adapter, fake_acumatica):
@@ -28,7 +28,7 @@ def test_the_fake_runs_on_loopback(fake_acumatica_server, fake_acumatica):
 
 
 def test_retries_do_not_sleep(acumatica_tenant, acumatica_transport, fake_acumatica, fake_acumatica_clock):
-    from adapters.acumatica import AcumaticaAdapter
+    from connector.adapters.acumatica import AcumaticaAdapter
     from connector.settings import SyncSettings
 
     fake_acumatica.rate_limit(times=2, retry_after=30, target="Vendor")

@@ -12,9 +12,9 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from adapters.factory import open_adapter
-from adapters.records import CaseRecord, DocumentRecord, PartyRecord
+from connector.adapters.factory import open_adapter
 from connector.cli import EXIT_CONFIG, main
+from connector.erp.records import CaseRecord, DocumentRecord, PartyRecord
 from connector.settings import SyncSettings, TenantSettings
 from connector.testing import FakeAcumatica, ServedFake
 from connector.testing.server import FakeERP

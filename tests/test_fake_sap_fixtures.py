@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from adapters.sap import SAPAdapter
+from connector.adapters.sap import SAPAdapter
 from connector.testing.sap import FakeSAP
 from connector.testing.server import ServedFake
 

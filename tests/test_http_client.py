@@ -11,7 +11,7 @@ import httpx
 import pytest
 import respx
 
-from adapters.http import (
+from connector.adapters.http import (
     Action,
     HttpClient,
     MalformedResponse,
@@ -246,7 +246,10 @@ def test_logs_and_errors_carry_no_query_or_credentials(caplog: pytest.LogCapture
         headers={"Authorization": "Bearer sekret-token"},
     )
     client.cookies.set("session", "sekret-cookie")
-    with caplog.at_level(logging.DEBUG, logger="adapters.http"), pytest.raises(ERPRequestError) as info:
+    with (
+        caplog.at_level(logging.DEBUG, logger="connector.adapters.http"),
+        pytest.raises(ERPRequestError) as info,
+    ):
         client.request("GET", "/items", params={"password": "sekret-pw"})
     text = caplog.text + str(info.value)
     assert "sekret" not in text

@@ -25,9 +25,9 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
-from adapters.records import PartyRecord
 from connector.clock import FrozenClock
 from connector.db.upsert import upsert_records
+from connector.erp.records import PartyRecord
 from connector.integrations.langgraph import MemoryState, inject_memory, record_memory
 from connector.llm import LLMClient
 from connector.memory import Memory

@@ -1,4 +1,7 @@
-"""A non-editable install ships prompts/ and config/ as package data and finds them at run time."""
+"""The wheel: one top-level package (``connector``, adapters inside it), prompts/ and config/ as data.
+
+Built offline with the project's own build backend (hatchling's API), the way pip would build it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hatchling.builders.wheel import WheelBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -15,19 +19,27 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    return next(out.glob("*.whl"))
+    (built,) = WheelBuilder(str(ROOT)).build(directory=str(out), versions=["standard"])
+    return Path(built)
+
+
+def _top_level(names: list[str]) -> set[str]:
+    """The importable names a wheel puts into site-packages (its dist-info excluded)."""
+    return {n.split("/", 1)[0].removesuffix(".py") for n in names if ".dist-info/" not in n}
+
+
+def test_wheel_installs_only_the_projects_own_top_level_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert _top_level(names) == {"connector"}
+    assert "connector/adapters/acumatica/adapter.py" in names  # the adapters/ folder, under our name
+    assert "connector/adapters/sap/adapter.py" in names
+    assert "connector/erp/records.py" in names
 
 
 def test_wheel_contains_prompts_config_and_console_script(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "connector/_data/config/connector.example.toml" in names
     assert any(n.startswith("connector/_data/prompts/") for n in names)
-    assert any(n.startswith("adapters/") for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "connector = connector.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
@@ -36,8 +48,9 @@ def test_resources_resolve_from_an_installed_wheel(wheel: Path, tmp_path: Path) 
     target = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(target)
     code = (
-        "import connector.resources as r; "
-        "print(r.config_dir()); print((r.config_dir() / 'connector.example.toml').is_file())"
+        "import connector.resources as r, connector.adapters.factory as f; "
+        "print(r.config_dir()); print((r.config_dir() / 'connector.example.toml').is_file()); "
+        "print(f.__file__)"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],
@@ -47,6 +60,7 @@ def test_resources_resolve_from_an_installed_wheel(wheel: Path, tmp_path: Path) 
         text=True,
         check=True,
     )
-    where, exists = result.stdout.split()
+    where, exists, adapters = result.stdout.split()
     assert where.startswith(str(target))
     assert exists == "True"
+    assert adapters.startswith(str(target))

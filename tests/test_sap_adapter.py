@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from adapters.protocol import Adapter
-from adapters.records import DocumentRecord, Page, PartyRecord, Record
-from adapters.sap import SAPAdapter
+from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
+from connector.erp.protocol import Adapter
+from connector.erp.records import DocumentRecord, Page, PartyRecord, Record
 from connector.errors import ConfigError, ERPNotFound
 from connector.settings import SyncSettings
 from connector.testing.sap import FakeSAP
@@ -266,9 +266,9 @@ def test_fetch_of_an_unknown_key_is_not_found(adapter: SAPAdapter) -> None:
 
 
 def test_the_package_exports_the_intended_names() -> None:
-    import adapters.sap
+    import connector.adapters.sap
 
-    assert sorted(adapters.sap.__all__) == [
+    assert sorted(connector.adapters.sap.__all__) == [
         "Catalog",
         "MappingRules",
         "ODataErrorInfo",

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adapters.sap import SAPAdapter, SAPClient
+from connector.adapters.sap import SAPAdapter, SAPClient
 from connector.clock import FrozenClock
 from connector.errors import (
     ERPAuthError,
@@ -204,7 +204,10 @@ def test_a_missing_entity_is_not_found(clock: FrozenClock) -> None:
 def test_sap_message_warnings_are_logged(clock: FrozenClock, caplog: pytest.LogCaptureFixture) -> None:
     fake = FakeSAP(seed=1, customers=5, suppliers=0, sales_orders=0)
     fake.inject("sap_message", message="Partner 42 has an incomplete address")
-    with caplog.at_level(logging.WARNING, logger="adapters.sap.client"), adapter_for(fake, clock) as adapter:
+    with (
+        caplog.at_level(logging.WARNING, logger="connector.adapters.sap.client"),
+        adapter_for(fake, clock) as adapter,
+    ):
         count_partners(adapter)
     assert "Partner 42 has an incomplete address" in caplog.text and "ZFAKE/001" in caplog.text
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from adapters.records import DocumentRecord, PartyRecord
-from adapters.sap import SAPAdapter
+from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
+from connector.erp.records import DocumentRecord, PartyRecord
 from connector.settings import SyncSettings
 from connector.testing.sap import FakeSAP
 from connector.testing.server import serve

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from adapters.records import DocumentRecord, PartyRecord
-from adapters.sap.catalog import StreamDef, load_catalog
-from adapters.sap.mapping import (
+from connector.adapters.sap.catalog import StreamDef, load_catalog
+from connector.adapters.sap.mapping import (
     MappingError,
     MappingRules,
     map_billing_document,
     map_business_partner,
     map_sales_order,
 )
+from connector.erp.records import DocumentRecord, PartyRecord
 
 RULES = MappingRules(tenant="s4")
 

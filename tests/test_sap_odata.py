@@ -8,9 +8,15 @@ from decimal import Decimal
 
 import pytest
 
-from adapters.sap.catalog import load_catalog
-from adapters.sap.odata import decode_entity, parse_collection, parse_error, parse_json, parse_single
-from adapters.sap.values import (
+from connector.adapters.sap.catalog import load_catalog
+from connector.adapters.sap.odata import (
+    decode_entity,
+    parse_collection,
+    parse_error,
+    parse_json,
+    parse_single,
+)
+from connector.adapters.sap.values import (
     MalformedValue,
     decode_bool,
     decode_date,

@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from adapters.sap.catalog import load_catalog, parse_catalog
-from adapters.sap.query import (
+from connector.adapters.sap.catalog import load_catalog, parse_catalog
+from connector.adapters.sap.query import (
     date_literal,
     datetimeoffset_literal,
     delta_filter,

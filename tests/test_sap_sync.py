@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from adapters.sap import SAPAdapter
+from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
 from connector.db.upsert import document_t, party_t
 from connector.memory import Memory

@@ -9,7 +9,6 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from adapters.records import Address, Contact, DocumentRecord, PartyRecord
 from connector.db.upsert import (
     attribute_t,
     contact_t,
@@ -18,6 +17,7 @@ from connector.db.upsert import (
     party_t,
     upsert_records,
 )
+from connector.erp.records import Address, Contact, DocumentRecord, PartyRecord
 
 NOW = datetime(2026, 3, 13, 12, 12, 50, 400000, tzinfo=UTC)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_sync_runner import customer
 
-from adapters.protocol import Adapter
 from connector.cli import main
+from connector.erp.protocol import Adapter
 from connector.memory import Memory
 from connector.settings import TenantSettings
 from connector.sync import runner as runner_module

@@ -29,7 +29,7 @@ def test_closed_cases_are_ingested_into_episodic_memory_once(tmp_path: Path, sql
     )
 
     def adapter_factory(t: object) -> object:
-        from adapters.factory import open_adapter
+        from connector.adapters.factory import open_adapter
 
         return open_adapter(
             tenant, sync=memory.settings.sync, clock=clock, transport=httpx.MockTransport(fake.handle)

@@ -1,6 +1,6 @@
 """Fault tests: the sync job against the fake Acumatica served over real loopback HTTP.
 
-Each test drives the real adapter through ``adapters.factory.open_adapter`` against
+Each test drives the real adapter through ``connector.adapters.factory.open_adapter`` against
 :class:`connector.testing.acumatica.FakeAcumatica` on a loopback port, on SQLite and PostgreSQL.
 """
 

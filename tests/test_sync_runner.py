@@ -10,9 +10,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from adapters.records import DocumentRecord, PartyRecord
 from connector.clock import FrozenClock
 from connector.db.upsert import document_t, party_t
+from connector.erp.records import DocumentRecord, PartyRecord
 from connector.errors import ConfigError
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
@@ -368,7 +368,7 @@ def test_run_left_running_by_a_killed_process_is_marked_abandoned(
 
 
 def test_case_stream_triggers_episodic_ingest(engine: Engine, clock: FrozenClock) -> None:
-    from adapters.records import CaseRecord
+    from connector.erp.records import CaseRecord
 
     erp = StubAdapter("acme")
     erp.add_stream("Case", "case")
@@ -393,7 +393,7 @@ def test_case_stream_triggers_episodic_ingest(engine: Engine, clock: FrozenClock
 
 
 def test_missing_episodic_ingest_is_logged_not_fatal(engine: Engine, clock: FrozenClock) -> None:
-    from adapters.records import CaseRecord
+    from connector.erp.records import CaseRecord
 
     erp = StubAdapter("acme")
     erp.add_stream("Case", "case")

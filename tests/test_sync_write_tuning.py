@@ -122,7 +122,7 @@ def test_prefetcher_reads_at_most_depth_items_ahead_in_order() -> None:
 
 
 def test_read_ahead_hashes_pages_and_closes_the_adapters_iterator() -> None:
-    from adapters.records import Page, PartyRecord, content_hash
+    from connector.erp.records import Page, PartyRecord, content_hash
     from connector.sync.runner import _hashed
 
     record = PartyRecord(tenant="t", kind="customer", external_id="C1", name="N")

@@ -10,7 +10,6 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from adapters.records import Address, CaseRecord, Contact, DocumentRecord, PartyRecord
 from connector.db.upsert import (
     address_t,
     attribute_t,
@@ -26,6 +25,7 @@ from connector.db.upsert import (
     party_t,
     upsert_records,
 )
+from connector.erp.records import Address, CaseRecord, Contact, DocumentRecord, PartyRecord
 
 NOW = datetime(2026, 3, 13, 12, 0, tzinfo=UTC)
 NASTY = "tab\there\nnew line\r\\back\\slash \\N é 中文 \u2028 end"
@@ -174,7 +174,7 @@ def test_a_value_the_column_refuses_fails_before_anything_is_written(engine: Eng
 
 
 def test_hashes_computed_ahead_are_stored_and_compared(engine: Engine) -> None:
-    from adapters.records import content_hash
+    from connector.erp.records import content_hash
 
     records = [_party("P1"), _document("INV/1")]
     hashes = [content_hash(r) for r in records]

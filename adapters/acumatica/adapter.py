@@ -15,14 +15,14 @@ from typing import Any
 
 import httpx
 
-from adapters.acumatica import odata
-from adapters.acumatica import values as v
-from adapters.acumatica.client import AcumaticaClient
-from adapters.acumatica.paging import pages
-from adapters.acumatica.streams import STREAMS, AcumaticaStream
-from adapters.protocol import RecordProblem, StreamSpec
-from adapters.records import Page, Record
+from connector.adapters.acumatica import odata
+from connector.adapters.acumatica import values as v
+from connector.adapters.acumatica.client import AcumaticaClient
+from connector.adapters.acumatica.paging import pages
+from connector.adapters.acumatica.streams import STREAMS, AcumaticaStream
 from connector.clock import Clock
+from connector.erp.protocol import RecordProblem, StreamSpec
+from connector.erp.records import Page, Record
 from connector.errors import ConfigError, ERPNotFound, ERPProtocolError
 from connector.settings import SyncSettings, TenantSettings
 

@@ -12,7 +12,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from adapters.http import HttpClient
+from connector.adapters.http import HttpClient
 from connector.clock import Clock
 from connector.errors import ConfigError, ERPAuthError, ERPError, ERPProtocolError
 from connector.settings import TenantSettings

@@ -1,7 +1,7 @@
 """The Acumatica REST client: login lifecycle, endpoint version, list and by-key reads.
 
 Knows URLs, authentication and response shapes; nothing about streams or canonical records.
-Every request goes through :class:`adapters.http.HttpClient` (retries, limits, error table); a
+Every request goes through :class:`connector.adapters.http.HttpClient` (retries, limits, error table); a
 401 logs in again once through the authenticator.
 """
 
@@ -15,9 +15,9 @@ from urllib.parse import quote
 
 import httpx
 
-from adapters.acumatica.auth import Authenticator, authenticator_for
-from adapters.acumatica.errors import ERP_NAME, decoder
-from adapters.http import SYSTEM_CLOCK, HttpClient, TrafficLimits, TrafficPolicy
+from connector.adapters.acumatica.auth import Authenticator, authenticator_for
+from connector.adapters.acumatica.errors import ERP_NAME, decoder
+from connector.adapters.http import SYSTEM_CLOCK, HttpClient, TrafficLimits, TrafficPolicy
 from connector.clock import Clock
 from connector.errors import ERPProtocolError
 from connector.settings import TenantSettings

@@ -9,7 +9,7 @@ The REST API answers most failures with a 500 and a body ``{"message", "exceptio
 * any other 500 raised by the framework (``PX.*`` types) is a business error -> fail, not retried,
   unless it names a lock, deadlock or timeout, which pass;
 * the OAuth token endpoint's ``{"error": "invalid_grant" | "invalid_client" | …}`` -> auth failed;
-* everything else follows the status table of :mod:`adapters.http`.
+* everything else follows the status table of :mod:`connector.adapters.http`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from adapters.http import Action, ErrorDecoder, action_for_status, body_excerpt, error_for_action
+from connector.adapters.http import Action, ErrorDecoder, action_for_status, body_excerpt, error_for_action
 from connector.errors import ERPError
 
 ERP_NAME = "Acumatica"
@@ -63,7 +63,7 @@ def classify(status: int, exception_type: str | None, message: str | None, oauth
 
 
 def decoder(tenant: str | None = None) -> ErrorDecoder:
-    """The :data:`~adapters.http.ErrorDecoder` for Acumatica responses of ``tenant``."""
+    """The :data:`~connector.adapters.http.ErrorDecoder` for Acumatica responses of ``tenant``."""
 
     def decode(response: httpx.Response, retry_after: float | None) -> ERPError:
         body = _body(response)

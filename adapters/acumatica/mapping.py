@@ -1,8 +1,8 @@
 """Acumatica records -> canonical records.
 
-One function per entity. Each reads the wrapped fields through :mod:`adapters.acumatica.values`
-and raises :class:`~adapters.acumatica.values.FieldError` when the record cannot be mapped
-faithfully; the adapter turns that into a :class:`~adapters.protocol.RecordProblem`.
+One function per entity. Each reads the wrapped fields through :mod:`connector.adapters.acumatica.values`
+and raises :class:`~connector.adapters.acumatica.values.FieldError` when the record cannot be mapped
+faithfully; the adapter turns that into a :class:`~connector.erp.protocol.RecordProblem`.
 Inconsistent names are absorbed here (``Customer`` on Invoice vs ``CustomerID`` elsewhere).
 """
 
@@ -12,8 +12,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.acumatica import values as v
-from adapters.records import Address, CaseRecord, Contact, DocType, DocumentRecord, PartyKind, PartyRecord
+from connector.adapters.acumatica import values as v
+from connector.erp.records import (
+    Address,
+    CaseRecord,
+    Contact,
+    DocType,
+    DocumentRecord,
+    PartyKind,
+    PartyRecord,
+)
 
 AR_CLOSED_STATUSES = frozenset({"closed", "voided", "canceled", "cancelled", "rejected", "reversed"})
 SO_CLOSED_STATUSES = frozenset({"completed", "cancelled", "canceled", "closed", "invoiced"})

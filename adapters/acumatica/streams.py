@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
-from adapters.acumatica import mapping
-from adapters.acumatica import values as v
-from adapters.protocol import StreamSpec
-from adapters.records import Record
+from connector.adapters.acumatica import mapping
+from connector.adapters.acumatica import values as v
+from connector.erp.protocol import StreamSpec
+from connector.erp.records import Record
 
 Mapper = Callable[[Mapping[str, Any], str], Record]
 

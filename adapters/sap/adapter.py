@@ -19,22 +19,22 @@ from typing import Any
 
 import httpx
 
-from adapters.protocol import RecordProblem, StreamSpec
-from adapters.records import Page, Record
-from adapters.sap.catalog import Catalog, StreamDef, load_catalog
-from adapters.sap.client import SAPClient
-from adapters.sap.mapping import (
+from connector.adapters.sap.catalog import Catalog, StreamDef, load_catalog
+from connector.adapters.sap.client import SAPClient
+from connector.adapters.sap.mapping import (
     MappingRules,
     map_billing_document,
     map_business_partner,
     map_sales_order,
     modified_at,
 )
-from adapters.sap.odata import decode_entity, parse_single
-from adapters.sap.paging import PageWalker, Query
-from adapters.sap.query import delta_filter, expand_option, key_predicate, select_fields
-from adapters.sap.values import DECODERS, MalformedValue, time_zone
+from connector.adapters.sap.odata import decode_entity, parse_single
+from connector.adapters.sap.paging import PageWalker, Query
+from connector.adapters.sap.query import delta_filter, expand_option, key_predicate, select_fields
+from connector.adapters.sap.values import DECODERS, MalformedValue, time_zone
 from connector.clock import Clock
+from connector.erp.protocol import RecordProblem, StreamSpec
+from connector.erp.records import Page, Record
 from connector.errors import ConfigError, ERPProtocolError
 from connector.settings import SyncSettings, TenantSettings
 
@@ -52,7 +52,7 @@ _SCAN_FILTERS = {"BusinessPartner": "Customer ne '' or Supplier ne ''"}
 
 
 class SAPAdapter:
-    """Reads one SAP tenant. Use as a context manager; see :class:`adapters.protocol.Adapter`."""
+    """Reads one SAP tenant. Use as a context manager; see :class:`connector.erp.protocol.Adapter`."""
 
     def __init__(
         self,

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
-from adapters.http import HttpClient, SessionExpired, safe_url
+from connector.adapters.http import HttpClient, SessionExpired, safe_url
 from connector.clock import Clock
 from connector.errors import ConfigError, ERPAuthError, ERPProtocolError
 from connector.settings import TenantSettings

@@ -1,4 +1,4 @@
-"""The SAP OData client: the shared :class:`~adapters.http.HttpClient` with SAP's dialect added.
+"""The SAP OData client: the shared :class:`~connector.adapters.http.HttpClient` with SAP's dialect added.
 
 What is SAP-specific lives here: ``sap-client`` on every OData call, the auth headers and token
 refresh, the ``Accept`` header (v4 asks for ``IEEE754Compatible=true`` so decimals arrive as exact
@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from adapters.http import (
+from connector.adapters.http import (
     Action,
     ErrorDecoder,
     HttpClient,
@@ -27,9 +27,9 @@ from adapters.http import (
     error_for_action,
     safe_url,
 )
-from adapters.sap.auth import SAPAuth
-from adapters.sap.catalog import ODataVersion
-from adapters.sap.odata import parse_error
+from connector.adapters.sap.auth import SAPAuth
+from connector.adapters.sap.catalog import ODataVersion
+from connector.adapters.sap.odata import parse_error
 from connector.clock import Clock, SystemClock
 from connector.errors import ERPAuthError, ERPError
 from connector.settings import TenantSettings

@@ -27,10 +27,10 @@ from datetime import UTC, datetime, tzinfo
 from decimal import Decimal
 from typing import Any, Literal
 
-from adapters.records import Address, Contact, DocType, DocumentRecord, PartyRecord
-from adapters.sap.catalog import StreamDef
-from adapters.sap.odata import Entity
-from adapters.sap.values import combine, jsonable
+from connector.adapters.sap.catalog import StreamDef
+from connector.adapters.sap.odata import Entity
+from connector.adapters.sap.values import combine, jsonable
+from connector.erp.records import Address, Contact, DocType, DocumentRecord, PartyRecord
 
 _SD_STATUS = {"A": "open", "B": "in_process", "C": "completed"}
 _CLEARING = {"A": "open", "B": "partially_cleared", "C": "cleared"}

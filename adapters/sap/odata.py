@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from adapters.sap.catalog import Catalog, EntityType, ODataVersion
-from adapters.sap.values import DECODERS, MalformedValue
+from connector.adapters.sap.catalog import Catalog, EntityType, ODataVersion
+from connector.adapters.sap.values import DECODERS, MalformedValue
 from connector.errors import ERPProtocolError
 
 Entity = dict[str, Any]

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import httpx
 
-from adapters.http import safe_url
-from adapters.sap.catalog import ODataVersion
-from adapters.sap.client import SAPClient
-from adapters.sap.odata import CollectionPage, parse_collection
+from connector.adapters.http import safe_url
+from connector.adapters.sap.catalog import ODataVersion
+from connector.adapters.sap.client import SAPClient
+from connector.adapters.sap.odata import CollectionPage, parse_collection
 from connector.errors import ERPProtocolError
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, tzinfo
 
-from adapters.sap.catalog import Catalog, Cursor, ODataVersion, StreamDef
+from connector.adapters.sap.catalog import Catalog, Cursor, ODataVersion, StreamDef
 
 
 def string_literal(value: str) -> str:

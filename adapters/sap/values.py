@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from adapters.sap.catalog import FieldType
+from connector.adapters.sap.catalog import FieldType
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _V2_DATE = re.compile(r"^/Date\((-?\d+)(?:([+-])(\d{4}))?\)/$")

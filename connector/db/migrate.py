@@ -12,15 +12,18 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import MetaData
 from sqlalchemy.engine import Engine
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
 
-def alembic_config(engine: Engine) -> Config:
+def alembic_config(engine: Engine, target_metadata: MetaData | None = None) -> Config:
+    """Alembic config for ``engine``; pass ``connector.schema.metadata`` as ``target_metadata`` to diff."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["engine"] = engine
+    config.attributes["target_metadata"] = target_metadata
     return config
 
 

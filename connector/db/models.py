@@ -219,9 +219,7 @@ class SyncRun(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=sa.Column(sa.Text()))
 
 
+#: SQLModel's shared registry: it holds every table whose module has been imported so far. Each area
+#: declares its tables beside its code; :mod:`connector.schema` imports them all when the whole schema
+#: is needed (migration autogenerate, truncating every table).
 metadata = SQLModel.metadata
-import connector.episodic.tables  # noqa: E402
-import connector.erasure.tables  # noqa: E402
-import connector.facts.tables  # noqa: E402
-import connector.sync.tables  # noqa: E402
-import connector.working.tables  # noqa: E402,F401

@@ -19,9 +19,9 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from adapters.records import CaseRecord, DocumentRecord, PartyRecord, Record, content_hash
 from connector.db.engine import _pg_json
 from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
+from connector.erp.records import CaseRecord, DocumentRecord, PartyRecord, Record, content_hash
 
 party_t: sa.Table = Party.__table__  # type: ignore[attr-defined]
 contact_t: sa.Table = PartyContact.__table__  # type: ignore[attr-defined]
@@ -230,7 +230,7 @@ def upsert_records(
     first full load): on PostgreSQL the rows are then COPied straight in without the classify
     query, and if a key does exist the attempt is undone and the batch classified as usual
     (``counts.presumption_failed`` tells the caller to stop presuming). ``hashes``, when given,
-    are the records' :func:`~adapters.records.content_hash` values in order, computed ahead.
+    are the records' :func:`~connector.erp.records.content_hash` values in order, computed ahead.
     """
     counts = UpsertCounts()
     postgres = conn.dialect.name == "postgresql"

@@ -1,6 +1,6 @@
 """Episodic memory: resolved-case summaries in Chroma, scoped per (tenant, customer).
 
-Importing this package is cheap (the tables module is imported by ``connector.db.models``); the
+Importing this package is cheap (``connector.schema`` imports its tables module); the
 store itself, with Chroma and the embedder, loads on first use of :class:`EpisodicMemory`.
 """
 

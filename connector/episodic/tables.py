@@ -5,7 +5,7 @@ in Chroma, carrying the scope (tenant, customer) that recall filters on and a co
 vector, so recall ranks from the scope's rows alone (Chroma only for rows without a copy).
 ``episodic_case`` keeps every recorded case verbatim (request, resolution, transcript) and points
 to the entry it became, so near-duplicates merged into one entry keep their own raw record.
-Imports only sqlmodel/sqlalchemy and ``connector.db.types`` (no cycles with ``connector.db.models``).
+Imports only sqlmodel/sqlalchemy and ``connector.db.types``, so ``connector.schema`` imports it cheaply.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The tombstone table: one row per erased (tenant, customer), keyed by a digest of the customer id.
 
 The id itself is not stored, so after ``forget`` no file of the relational store names the customer.
-Only imports sqlmodel/sqlalchemy and ``connector.db.types`` so ``connector.db.models`` can import it.
+Only imports sqlmodel/sqlalchemy and ``connector.db.types``, so ``connector.schema`` imports it cheaply.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ encodes all four parts with NULL distinct from every string, so one indexed equa
 (scope_key, content_key) enforces one row per normalised fact — which a unique constraint over
 nullable columns cannot do on PostgreSQL, where NULLs are distinct.
 
-Only imports ``connector.db.types`` and sqlmodel/sqlalchemy: ``connector.db.models`` imports this
-module so the tables join the shared metadata.
+Only imports ``connector.db.types`` and sqlmodel/sqlalchemy, so ``connector.schema`` can list it
+with every other area's tables cheaply.
 """
 
 from __future__ import annotations

@@ -26,12 +26,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, select
 
-from adapters.records import CaseRecord, DocumentRecord, PartyRecord, Record
 from connector.clock import SystemClock
 from connector.db.engine import create_db_engine
 from connector.db.migrate import upgrade_to_head
 from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
 from connector.db.upsert import _row_for, upsert_records  # _row_for: both paths write the same rows
+from connector.erp.records import CaseRecord, DocumentRecord, PartyRecord, Record
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.analyze import StatsKeeper
@@ -158,7 +158,7 @@ _MODELS: dict[type, type[SQLModel]] = {PartyRecord: Party, DocumentRecord: Docum
 
 def fetch_sample(memory: Memory, tenant: TenantSettings, limit: int) -> tuple[list[list[Record]], float]:
     """About ``limit`` records (pages of each stream) read once over HTTP, and the read rate."""
-    from adapters.factory import open_adapter
+    from connector.adapters.factory import open_adapter
 
     per_stream = max(1, limit // len(STREAMS))
     batches: list[list[Record]] = []

@@ -19,7 +19,7 @@ page, leaves the watermark where it was, and lets the adapter log out.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters.protocol import Adapter, StreamSpec
-from adapters.records import Page, content_hash
 from connector.db.engine import safe_url
 from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_t, upsert_records
+from connector.erp.protocol import Adapter, AdapterFactory, StreamSpec
+from connector.erp.records import Page, content_hash
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
 from connector.settings import TenantSettings
 from connector.sync.analyze import StatsKeeper
@@ -55,8 +55,6 @@ from connector.sync.window import Window, next_watermark, window_for
 if TYPE_CHECKING:
     from connector.memory import Memory
 
-AdapterFactory = Callable[[TenantSettings], AbstractContextManager[Adapter]]
-
 _TABLES: dict[str, sa.Table] = {"party": party_t, "document": document_t, "case": case_t}
 _MAX_PASSES = 3
 _PROBE_GRANULARITY = timedelta(seconds=1)
@@ -66,10 +64,10 @@ _PREFETCH_DEPTH = 2
 
 
 def default_adapter_factory(memory: Memory) -> AdapterFactory:
-    """``adapters.factory.open_adapter`` bound to this memory's sync settings and clock."""
+    """``connector.adapters.factory.open_adapter`` bound to this memory's sync settings and clock."""
 
     def factory(tenant: TenantSettings) -> AbstractContextManager[Adapter]:
-        from adapters.factory import open_adapter  # imports one ERP's adapter only when used
+        from connector.adapters.factory import open_adapter  # imports one ERP's adapter only when used
 
         return open_adapter(tenant, sync=memory.settings.sync, clock=memory.clock)
 

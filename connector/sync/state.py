@@ -12,8 +12,8 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from adapters.records import DocumentRecord, PartyRecord, Record
 from connector.db.models import SyncState
+from connector.erp.records import DocumentRecord, PartyRecord, Record
 from connector.sync.tables import SyncStreamKind
 
 state_t: sa.Table = SyncState.__table__  # type: ignore[attr-defined]

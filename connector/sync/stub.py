@@ -1,4 +1,4 @@
-"""An in-memory adapter that follows :class:`adapters.protocol.Adapter`, for tests of sync logic.
+"""An in-memory adapter that follows :class:`connector.erp.protocol.Adapter`, for tests of sync logic.
 
 It pages like the ERPs do (``$skip``/``$top`` over a filter evaluated at every page request, so
 records changed mid-run shift later pages exactly as on a real server) and exposes hooks to change
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from adapters.protocol import StreamSpec
-from adapters.records import Page, Record
+from connector.erp.protocol import StreamSpec
+from connector.erp.records import Page, Record
 from connector.errors import ERPProtocolError
 
 PageHook = Callable[[str, int], None]

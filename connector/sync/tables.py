@@ -1,7 +1,7 @@
 """Sync bookkeeping tables that are not in the foundation schema.
 
-Only imports sqlmodel/sqlalchemy and ``connector.db.types`` so ``connector.db.models`` can import
-it without a cycle.
+Only imports sqlmodel/sqlalchemy and ``connector.db.types``, so ``connector.schema`` can import it
+without loading the sync job.
 """
 
 from __future__ import annotations

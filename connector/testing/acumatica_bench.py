@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from adapters.acumatica import AcumaticaAdapter
+from connector.adapters.acumatica import AcumaticaAdapter
 from connector.settings import SyncSettings
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.acumatica_render import parse_shape

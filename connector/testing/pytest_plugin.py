@@ -53,7 +53,7 @@ def acumatica_adapter(
     fake_acumatica_clock: FrozenClock,
 ) -> Iterator[object]:
     """An opened Acumatica adapter on the in-process fake (typed loosely: it is ``AcumaticaAdapter``)."""
-    from adapters.acumatica import AcumaticaAdapter
+    from connector.adapters.acumatica import AcumaticaAdapter
 
     with AcumaticaAdapter(
         acumatica_tenant, sync=SyncSettings(), clock=fake_acumatica_clock, transport=acumatica_transport

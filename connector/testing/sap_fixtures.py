@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.sap import SAPAdapter
+from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
 from connector.settings import SyncSettings, TenantSettings
 from connector.testing.sap import FakeSAP

@@ -1,12 +1,15 @@
-"""Alembic environment: the engine is passed in by connector.db.migrate."""
+"""Alembic environment: the engine (and, to autogenerate, the target metadata) come from connector.db.migrate.
+
+Upgrades need no metadata; a caller comparing the models with the migrations passes
+``connector.schema.metadata``, so this package never imports the feature areas' tables.
+"""
 
 from __future__ import annotations
 
 from alembic import context
 
-from connector.db.models import metadata
-
 engine = context.config.attributes["engine"]
+metadata = context.config.attributes.get("target_metadata")
 
 with engine.begin() as connection:
     context.configure(

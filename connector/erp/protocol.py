@@ -7,13 +7,15 @@ passes the window (``since`` inclusive, ``until`` pinned at run start) and persi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Literal, Protocol, runtime_checkable
 
-from adapters.records import Page
+from connector.erp.records import Page
+from connector.settings import TenantSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +71,8 @@ class Adapter(Protocol):
     def retry_count(self) -> int:
         """Retries made so far."""
         ...
+
+
+#: Opens the adapter for a tenant (not yet entered). The composition root binds it to settings and a
+#: clock; the sync job only calls it, so it never imports an ERP's code.
+AdapterFactory = Callable[[TenantSettings], AbstractContextManager[Adapter]]

@@ -1,0 +1,62 @@
+"""The package boundary holds: the ERP contract sits below both adapters and storage, one way only.
+
+Read from ``scripts/import_graph`` (the command the README gives for the graph), so the rule a
+reviewer sees printed is the rule the suite enforces.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FOUNDATION = {"connector.errors", "connector.settings", "connector.clock", "connector.resources"}
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, Any]:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "import_graph"), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def _targets(graph: dict[str, Any], source: str, *, module_level_only: bool = False) -> set[str]:
+    return {
+        a["to"]
+        for a in graph["arrows"]
+        if a["from"] == source and not (module_level_only and a["count"] == a.get("lazy", 0))
+    }
+
+
+def test_nothing_imports_the_bare_adapters_name(graph: dict[str, Any]) -> None:
+    assert graph["bare_adapters_imports"] == []
+
+
+def test_the_erp_contract_stands_only_on_the_foundation_modules(graph: dict[str, Any]) -> None:
+    assert _targets(graph, "connector.erp") <= FOUNDATION
+
+
+def test_adapters_import_only_the_contract_and_the_foundation(graph: dict[str, Any]) -> None:
+    assert _targets(graph, "connector.adapters") <= FOUNDATION | {"connector.erp"}
+
+
+def test_the_relational_store_imports_no_feature_package_and_no_adapter(graph: dict[str, Any]) -> None:
+    assert _targets(graph, "connector.db") <= FOUNDATION | {"connector.erp"}
+
+
+def test_the_sync_job_does_not_load_an_erps_code_when_imported(graph: dict[str, Any]) -> None:
+    assert "connector.adapters" not in _targets(graph, "connector.sync", module_level_only=True)
+
+
+def test_no_runtime_import_cycle_between_packages(graph: dict[str, Any]) -> None:
+    assert graph["cycles"] == []
