@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError
+from connector.redact import install_log_redaction, redact
 
 # Modules in connector.commands that provide register(subparsers). Missing ones are skipped so a
 # partial install (no optional extra) still has a working CLI.
@@ -55,6 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _logs_customer_text() -> bool:
+    """The ``log_customer_text`` setting; a broken configuration is reported by the command itself."""
+    from connector.settings import load_settings
+
+    try:
+        return load_settings().log_customer_text
+    except ConfigError:
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -64,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    install_log_redaction(verbose=args.verbose, log_customer_text=args.verbose and _logs_customer_text())
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -71,13 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except AlreadyRunning as exc:
-        print(f"connector: {exc}", file=sys.stderr)
+        print(redact(f"connector: {exc}"), file=sys.stderr)
         return EXIT_ALREADY_RUNNING
     except ConfigError as exc:
-        print(f"connector: {exc}", file=sys.stderr)
+        print(redact(f"connector: {exc}"), file=sys.stderr)
         return EXIT_CONFIG
     except ConnectorError as exc:
-        print(f"connector: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(redact(f"connector: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("connector: interrupted", file=sys.stderr)

@@ -265,6 +265,8 @@ class Settings(BaseSettings):
     mcp: McpSettings = Field(default_factory=McpSettings)
     default_tenant: str | None = None
     log_format: Literal["auto", "json", "text"] = "auto"
+    # With -v, also log what carries customer text (LLM prompts and replies). Off: never logged.
+    log_customer_text: bool = False
 
     @model_validator(mode="after")
     def _unique_tenants(self) -> Settings:

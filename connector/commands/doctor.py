@@ -8,6 +8,7 @@ from typing import Any
 
 from connector.doctor import CheckResult, run_checks
 from connector.errors import ConfigError
+from connector.redact import redact
 from connector.settings import load_settings
 
 _MARK = {"ok": "OK  ", "warn": "WARN", "fail": "FAIL"}
@@ -34,11 +35,11 @@ def _doctor(args: argparse.Namespace) -> int:
         print(json.dumps([_asdict(r) for r in results], indent=2))
     else:
         for result in results:
-            print(f"[{_MARK[result.verdict]}] {result.item:<20} {result.detail}")
+            print(f"[{_MARK[result.verdict]}] {result.item:<20} {redact(result.detail)}")
     failed = [r.item for r in results if r.verdict == "fail"]
     print(f"verdict: {'healthy' if not failed else 'unhealthy (' + ', '.join(failed) + ')'}")
     return 1 if failed else 0
 
 
 def _asdict(result: CheckResult) -> dict[str, str]:
-    return {"item": result.item, "verdict": result.verdict, "detail": result.detail}
+    return {"item": result.item, "verdict": result.verdict, "detail": redact(result.detail)}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
+from connector.redact import redact
 from connector.scope import Scope, require_id
 from connector.settings import Settings
 
@@ -69,5 +70,5 @@ def agent_message(exc: BaseException) -> str:
     if isinstance(exc, UnknownCustomerError):
         return f"unknown customer {exc.customer_id!r}: not in semantic memory (is it synced?)"
     if isinstance(exc, ConnectorError):
-        return " ".join(str(exc).split()) or type(exc).__name__
+        return redact(" ".join(str(exc).split())) or type(exc).__name__
     return f"internal error ({type(exc).__name__}); the server's log has the details"

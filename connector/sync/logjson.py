@@ -8,6 +8,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Literal
 
+from connector.redact import redact_root_handlers
+
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
 
@@ -41,4 +43,5 @@ def configure_json_logging(level: int = logging.INFO) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLogFormatter())
     root.handlers[:] = [handler]
+    redact_root_handlers()
     root.setLevel(min(root.level, level) if root.level else level)
