@@ -13,6 +13,7 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     ├── UnknownSessionError         no such working-memory session (connector.working.models)
     ├── FactError                   a learned fact that cannot be stored (connector.facts.models)
     ├── ContextInputError           a build_context argument that cannot be used (connector.context.query)
+    ├── UnknownDocumentError        lookup_document found no single document (connector.context.lookup)
     ├── ERPError                    anything an ERP adapter raises
     │   ├── ERPTransportError       network failure or timeout (retriable)
     │   ├── ERPRateLimited          429 or "API Login Limit" (retriable later; carries retry_after)

@@ -123,6 +123,17 @@ class Memory:
         """Async variant of :meth:`build_context` for async agents."""
         return await self.context.abuild(customer_id, query, **kw)
 
+    def lookup_document(
+        self, customer_id: str, number: str, *, tenant: str | None = None, party_kind: str = "customer"
+    ) -> Any:
+        """One document of this customer (or vendor) with its lines, by number in any common
+        spelling; raises UnknownDocumentError, the same for another party's document as for none."""
+        from connector.context.lookup import lookup_document
+        from connector.scope import Scope
+
+        scope = Scope.of(self.tenant_name(tenant), customer_id)
+        return lookup_document(self.engine, scope, number, party_kind=party_kind)
+
     def forget(self, customer_id: str, *, tenant: str | None = None) -> dict[str, int]:
         """Erase a customer's cases, working memory and learned facts from every store, for good.
 

@@ -37,7 +37,7 @@ def test_sections_come_in_the_fixed_order(memory: Memory) -> None:
     assert headers(result) == [
         "## Today",
         "## ERP facts (as of 2026-01-15 11:40 UTC)",
-        "## Open documents (overdue first)",
+        "## Open documents (named in the query first, then overdue first)",
         "## Pinned values (exact; never summarised)",
         "## Learned facts",
         "## Similar past cases",
@@ -54,10 +54,12 @@ def test_sections_come_in_the_fixed_order(memory: Memory) -> None:
 def test_erp_facts_and_open_documents_overdue_first(memory: Memory) -> None:
     result = memory.build_context("ABARTENDE", "balance?")
     erp = result.section("erp_facts")
-    assert erp.items[0].text.startswith("Customer ABARTENDE — Bartender Supplies; status Active")
-    assert "credit limit 900000.00; terms 30D" in erp.items[0].text
+    assert erp.items[0].text.startswith("Customer ABARTENDE; status Active")
+    assert erp.items[0].text.endswith("; name:\n> Bartender Supplies")  # ERP free text is quoted data
+    assert "credit limit 900,000.00 USD; terms 30D" in erp.items[0].text
     assert erp.items[0].source == "party:default/customer/ABARTENDE"
-    assert "- attribute PO_REQUIRED: Y" in result.text
+    assert "- PO required: Y" in result.text
+    assert erp.items[-1].source == "party:default/customer/ABARTENDE#attribute:PO_REQUIRED"
     docs = result.section("open_documents").items
     # AR004822 is 15 days overdue, AR004821 5 days, AR004820 not yet due.
     assert [i.source for i in docs] == [
@@ -65,9 +67,9 @@ def test_erp_facts_and_open_documents_overdue_first(memory: Memory) -> None:
         "document:default/ar_invoice/INV/AR004821",
         "document:default/ar_invoice/INV/AR004820",
     ]
-    assert "due 2025-12-31, 15 days overdue; balance 1250.75 of 1250.75 USD" in docs[0].text
+    assert "due 2025-12-31, 15 days overdue; balance 1,250.75 of 1,250.75 USD" in docs[0].text
     assert (
-        "open receivables: 3752.25 USD across 3 documents; overdue: 2501.50 USD across 2 invoices"
+        "open receivables: 3,752.25 USD across 3 documents; overdue: 2,501.50 USD across 2 invoices"
         in result.text
     )
 
@@ -172,8 +174,8 @@ def test_a_vendor_context_has_its_bills_and_terms(memory: Memory) -> None:
         upsert_records(conn, [vendor, bill], NOW)
     result = memory.build_context("V100", "What payment terms do we have?", party_kind="vendor")
     assert result.text.startswith("# Context for vendor V100 (tenant default)\n")
-    assert result.section("erp_facts").items[0].text == "Vendor V100 — Copper Co; terms NET45"
-    assert "- open payables: 980.00 USD across 1 documents; overdue: 980.00 USD across 1 bills" in result.text
+    assert result.section("erp_facts").items[0].text == "Vendor V100; terms NET45; name:\n> Copper Co"
+    assert "- open payables: 980.00 USD across 1 document; overdue: 980.00 USD across 1 bill" in result.text
     assert result.section("open_documents").items[0].source == "document:default/ap_bill/BILL/000777"
     assert result.section("past_cases").items == ()  # customer memories are not read for a vendor
     with pytest.raises(UnknownCustomerError) as err:
@@ -197,6 +199,7 @@ def test_orders_are_never_overdue_and_show_their_amount(memory: Memory) -> None:
     items = memory.build_context("ABARTENDE", "order status?").section("open_documents").items
     line = next(i.text for i in items if "SO-000123" in i.text)
     expected = (
-        "- SO-000123 (sales order); dated 2025-03-01; requested 2025-03-03; amount 8130.00 USD; status Open"
+        "- SO-000123 (sales order); ordered 2025-03-01; requested 2025-03-03; amount 8,130.00 USD; "
+        "status Open"
     )
     assert line == expected

@@ -17,10 +17,18 @@ def test_exported_names_are_the_intended_ones() -> None:
 
 
 def test_every_library_error_derives_from_connector_error() -> None:
+    from connector.context.lookup import UnknownDocumentError
     from connector.context.query import ContextInputError
     from connector.facts.models import FactError
     from connector.working.models import InvalidTurnError, UnknownSessionError
 
-    for error in (ContextInputError, FactError, InvalidTurnError, UnknownSessionError, connector.ERPNotFound):
+    for error in (
+        ContextInputError,
+        UnknownDocumentError,
+        FactError,
+        InvalidTurnError,
+        UnknownSessionError,
+        connector.ERPNotFound,
+    ):
         assert issubclass(error, connector.ConnectorError)
         assert error.__name__ in (connector.errors.__doc__ or "")

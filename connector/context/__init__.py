@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from connector.context.builder import ContextBuilder
+from connector.context.lookup import DocumentDetail, DocumentLine, UnknownDocumentError
 from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
 from connector.context.query import ContextInputError
 
@@ -13,4 +14,7 @@ __all__ = [
     "ContextItem",
     "ContextResult",
     "ContextSection",
+    "DocumentDetail",
+    "DocumentLine",
+    "UnknownDocumentError",
 ]

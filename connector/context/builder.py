@@ -15,11 +15,19 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from connector.context import candidates as cand
-from connector.context.budget import Allocation, Costs, allocate
+from connector.context.budget import Allocation, Chosen, Costs, allocate
+from connector.context.documents import (
+    KindTotal,
+    OpenDocument,
+    document_totals,
+    named_documents,
+    ranked_documents,
+)
 from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
 from connector.context.query import ContextInputError, clean_query
+from connector.context.references import MAX_REFERENCES, parse_references
 from connector.context.render import render
-from connector.context.sources import close_matches, load_party, open_documents, stream_freshness
+from connector.context.sources import close_matches, load_party, stream_freshness
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.llm import NON_LLM_LABEL
 from connector.scope import Scope, require_id
@@ -38,7 +46,7 @@ PARTY_KINDS = ("customer", "vendor")
 SECTION_TITLES = {
     "today": "Today",
     "erp_facts": "ERP facts",
-    "open_documents": "Open documents (overdue first)",
+    "open_documents": "Open documents (named in the query first, then overdue first)",
     "pinned": "Pinned values",
     "learned_facts": "Learned facts",
     "past_cases": "Similar past cases",
@@ -97,6 +105,13 @@ class ContextBuilder:
         today = (as_of or self.memory.clock.now()).astimezone(UTC)
         query_clean = clean_query(query, cfg.max_query_chars)
         warnings = list(query_clean.warnings)
+        refs = parse_references(query_clean.text)
+        if refs.capped:
+            warnings.append(
+                f"the query names more than {MAX_REFERENCES} documents, amounts or dates; "
+                f"only the first {MAX_REFERENCES} were looked up"
+            )
+        day = today.date()
 
         # Case recall (query embedding + vector fetch) runs beside the relational reads.
         recall = RECALL_POOL.get().submit(
@@ -113,7 +128,10 @@ class ContextBuilder:
                 raise UnknownCustomerError(
                     scope.customer_id, close_matches(conn, scope.tenant, party_kind, scope.customer_id)
                 )
-            docs = open_documents(conn, scope.tenant, party_kind, scope.customer_id)
+            owner = (conn, scope.tenant, party_kind, scope.customer_id)
+            totals = document_totals(*owner, day)
+            named = named_documents(*owner, refs)
+            ranked = ranked_documents(*owner, day, cfg.max_open_documents)
             streams = stream_freshness(conn, scope.tenant)
             timings["erp"] = _ms(step)
             step = time.perf_counter()
@@ -143,21 +161,23 @@ class ContextBuilder:
         warnings.extend(self._staleness(today, erp_as_of, streams))
 
         step = time.perf_counter()
-        day = today.date()
+        erp = self._erp_kind(scope.tenant)
         summary, older_lines = cand.summary_items(state, budget * 12) if state else ([], 0)
         candidates: dict[str, list[cand.Candidate]] = {
             "today": [cand.today_item(today)],
-            "erp_facts": cand.erp_items(facts, scope.tenant, party_kind, docs, day),
-            "open_documents": cand.document_items(scope.tenant, docs, day, cfg.max_open_documents),
+            "erp_facts": cand.erp_items(facts, scope.tenant, party_kind, totals, erp),
+            "open_documents": cand.document_items(scope.tenant, named, ranked, day, erp, totals),
             "pinned": cand.pinned_items(sid or "", state.pinned, query_clean.text) if state else [],
             "learned_facts": cand.fact_items(learned),
             "past_cases": cand.case_items(hits),
             "summary": summary,
             "recent_turns": cand.turn_items(state) if state else [],
         }
+        documents = {f"document:{scope.tenant}/{d.doc_type}/{d.external_id}": d for d in (*named, *ranked)}
         result = self._fit(
-            scope, party_kind, sid, today, erp_as_of, state, candidates, warnings, budget, older_lines
-        )
+            scope, party_kind, sid, today, erp_as_of, state, candidates, warnings, budget, older_lines,
+            totals, documents,
+        )  # fmt: skip
         timings["budget_render"] = _ms(step)
         timings["total"] = _ms(started)
         return ContextResult(**result, timings_ms=timings)
@@ -184,6 +204,11 @@ class ContextBuilder:
             as_of=as_of,
             party_kind=party_kind,
         )
+
+    def _erp_kind(self, tenant: str) -> str | None:
+        """``acumatica`` or ``sap`` for a configured tenant; None for one the settings do not name."""
+        found = [t.kind for t in self.memory.settings.tenants if t.name == tenant]
+        return found[0] if found else None
 
     # Sources that may be unavailable: a warning, never a failed context ----------------------------
     def _learned_facts(self, scope: Scope, state: SessionState | None, warnings: list[str]) -> list[Any]:
@@ -256,6 +281,8 @@ class ContextBuilder:
         warnings: list[str],
         budget: int,
         older_summary_lines: int,
+        totals: Sequence[KindTotal],
+        documents: dict[str, OpenDocument],
     ) -> dict[str, Any]:
         cfg = self.memory.settings.context
         counter = token_counter(cfg.tokenizer)
@@ -281,6 +308,17 @@ class ContextBuilder:
                 summary_label=summary_label, warnings=notes, bodies=bodies,
             )  # fmt: skip
 
+        def with_not_shown(allocation: Allocation) -> Allocation:
+            """Put the line that counts and sums the open documents not shown in its placeholder's
+            place (the placeholder, at its longest, reserved the room as a fixed item)."""
+            chosen = allocation.chosen["open_documents"]
+            chosen[:] = [ch for ch in chosen if ch.candidate.source != cand.NOT_SHOWN]
+            shown = [documents[ch.candidate.source] for ch in chosen if ch.candidate.source in documents]
+            line = cand.omitted_item(totals, shown)
+            if line is not None:
+                chosen.append(Chosen(line, line.render(), costs.count(line.render())))
+            return allocation
+
         fixed_cost = sum(costs.count(c.render()) for items in candidates.values() for c in items if c.fixed)
         overhead = counter.count(text_of(None, warnings))
         if overhead + fixed_cost > budget:
@@ -291,12 +329,22 @@ class ContextBuilder:
             overhead = counter.count(text_of(None, warnings))
         effective = budget
         for _ in range(_MAX_REFITS):
-            allocation = allocate(candidates, SECTION_ORDER, effective, shares, overhead, costs)
+            allocation = with_not_shown(
+                allocate(candidates, SECTION_ORDER, effective, shares, overhead, costs)
+            )
             text = text_of(allocation, warnings)
             total = counter.count(text)
             if total <= budget:
                 break
             effective -= total - budget + 4
+        open_total = sum(t.count for t in totals)
+        open_shown = sum(
+            1
+            for ch in allocation.chosen["open_documents"]
+            if ch.candidate.source in documents and documents[ch.candidate.source].is_open
+        )
+        dropped = dict(allocation.dropped, open_documents=open_total - open_shown)
+        dropped["summary"] = dropped.get("summary", 0) + older_summary_lines
         sections = []
         for s in SECTION_ORDER:
             chosen = sorted(
@@ -312,7 +360,7 @@ class ContextBuilder:
                     title=SECTION_TITLES[s],
                     items=items,
                     tokens=sum(i.tokens for i in items),
-                    dropped=allocation.dropped.get(s, 0) + (older_summary_lines if s == "summary" else 0),
+                    dropped=dropped.get(s, 0),
                     cap=allocation.caps.get(s, 0),
                     borrowed=allocation.borrowed.get(s, 0),
                 )

@@ -9,22 +9,19 @@ never dropped by the budget.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from connector.context.documents import KindTotal, OpenDocument
+from connector.context.labels import DOC_DATES, attribute_label, counted, erp_name, kind_label, party_field
+from connector.context.money import amount_text, money, money_text
+from connector.context.money import totals as totals_text
 from connector.context.quote import one_line, quote
-from connector.context.sources import PAYABLE_TYPES, CustomerFacts, OpenDocument
+from connector.context.sources import CustomerFacts
 from connector.working.models import PinnedValue, SessionState, Turn
 from connector.working.text import compact_json
-
-DOC_LABELS = {
-    "ar_invoice": "AR invoice",
-    "credit_memo": "credit memo",
-    "sales_order": "sales order",
-    "ap_bill": "AP bill",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +43,8 @@ class Candidate:
         return f"{self.head}\n{quoted}" if self.head else quoted
 
 
-def money(value: Decimal | None) -> str:
-    """Exact decimal text, at least two decimals, the same from SQLite and PostgreSQL."""
-    if value is None:
-        return "?"
-    value = value.normalize()
-    exponent = value.as_tuple().exponent
-    if isinstance(exponent, int) and exponent > -2:
-        value = value.quantize(Decimal("0.01"))
-    return format(value, "f")
+NOT_SHOWN = "documents:not_shown"
+BALANCE_KINDS = frozenset({"ar_invoice", "credit_memo", "ap_bill"})  # kinds that carry an open balance
 
 
 def age(delta_seconds: float) -> str:
@@ -72,27 +62,31 @@ def today_item(today: datetime) -> Candidate:
 
 
 def erp_items(
-    facts: CustomerFacts, tenant: str, kind: str, docs: Sequence[OpenDocument], today: date
+    facts: CustomerFacts, tenant: str, kind: str, totals: Sequence[KindTotal], erp: str | None
 ) -> list[Candidate]:
+    """The party's header (fixed), its balance line, then contacts, addresses and ERP fields.
+
+    The name is ERP free text and is quoted; amounts carry the party's currency; ERP field names
+    get readable labels while the provenance id keeps the raw name (``...#field:open_orders_balance``).
+    """
     p = facts.party
     source = f"party:{tenant}/{kind}/{p.external_id}"
     parts = [f"{kind.capitalize()} {one_line(p.external_id, 128)}"]
-    if p.name:
-        parts[0] += f" — {one_line(p.name, 120)}"
     for label, value in (
         ("status", p.status),
         ("class", p.party_class),
         ("currency", p.currency),
-        ("credit limit", money(p.credit_limit) if p.credit_limit is not None else None),
+        ("credit limit", money(p.credit_limit, p.currency) if p.credit_limit is not None else None),
         ("terms", p.terms),
         ("tax zone", p.tax_zone),
         ("tax id", p.tax_id),
     ):
         if value not in (None, ""):
             parts.append(f"{label} {one_line(value, 80)}")
-    items = [Candidate("erp_facts", source, "; ".join(parts), fixed=True)]
-    items.append(_balance_item(source, kind, docs, today))
-    extra_rows: list[tuple[str, str]] = []
+    name = one_line(p.name, 200) if p.name else None
+    items = [Candidate("erp_facts", source, "; ".join(parts) + ("; name:" if name else ""), name, fixed=True)]
+    items.append(_balance_item(source, kind, totals, erp))
+    extra_rows: list[tuple[str, str, str]] = []
     contacts = [(c.role, (c.name, c.email, c.phone)) for c in facts.contacts]
     if (p.email or p.phone) and not any(p.email and p.email in fields for _, fields in contacts):
         contacts.insert(0, ("account", (None, p.email, p.phone)))
@@ -105,92 +99,175 @@ def erp_items(
             text = ", ".join(one_line(v, 120) for v in values if v)
             if text:
                 roles.setdefault(text, []).append(one_line(role, 32))
-        for text, names in roles.items():
-            extra_rows.append((f"{label} ({', '.join(dict.fromkeys(names))})", text))
-    for name, value in facts.attributes:
-        extra_rows.append(
-            (f"attribute {one_line(name, 64)}", one_line(value if value is not None else "", 160))
-        )
+        for index, (text, names) in enumerate(roles.items(), start=1):
+            extra_rows.append((f"{label}:{index}", f"{label} ({', '.join(dict.fromkeys(names))})", text))
+    for raw, value in facts.attributes:
+        text = one_line(value if value is not None else "", 160)
+        extra_rows.append((f"attribute:{raw}", attribute_label(erp, raw), text))
     extra = p.extra if isinstance(p.extra, dict) else {}
     for key in sorted(extra):
         value = extra[key]
         if isinstance(value, (str, int, float, Decimal)) and not isinstance(value, bool):
-            extra_rows.append((one_line(key, 64), one_line(value, 160)))
-    for index, (label, value) in enumerate(extra_rows, start=1):
+            field = party_field(erp, key)
+            shown = (money_text(value, p.currency) if field.money else None) or one_line(value, 160)
+            extra_rows.append((f"field:{key}", field.label, f"{shown} {field.unit}".rstrip()))
+    for index, (raw, label, value) in enumerate(extra_rows, start=1):
         items.append(
-            Candidate("erp_facts", f"{source}#{index}", f"- {label}: {value}", rank=index, order=index)
+            Candidate(
+                "erp_facts", f"{source}#{raw}", f"- {one_line(label, 64)}: {value}", rank=index, order=index
+            )
         )
     return items
 
 
-def _balance_item(source: str, kind: str, docs: Sequence[OpenDocument], today: date) -> Candidate:
-    """Open receivables of a customer (invoices less credit memos) or payables of a vendor (bills)."""
+def _balance_item(source: str, kind: str, totals: Sequence[KindTotal], erp: str | None) -> Candidate:
+    """Open receivables of a customer (invoices less credit memos) or payables of a vendor (bills),
+    over every open document; documents the ERP gives no balance for are said to be so."""
     what, types = (
         ("payables", ("ap_bill",)) if kind == "vendor" else ("receivables", ("ar_invoice", "credit_memo"))
     )
-    receivable = [d for d in docs if d.doc_type in types and d.balance is not None]
-    by_currency: dict[str, list[Decimal]] = {}
-    overdue: dict[str, list[Decimal]] = {}
-    for d in receivable:
-        sign = Decimal(-1) if d.doc_type == "credit_memo" else Decimal(1)
-        assert d.balance is not None
-        by_currency.setdefault(d.currency or "", []).append(sign * d.balance)
-        if d.overdue_days(today):
-            overdue.setdefault(d.currency or "", []).append(d.balance)
-    if not receivable:
+    late_word = ("bill", "bills") if kind == "vendor" else ("invoice", "invoices")
+    relevant = [t for t in totals if t.doc_type in types]
+    by_currency: dict[str, Decimal] = {}
+    overdue: dict[str, Decimal] = {}
+    with_balance = n_late = 0
+    unknown: dict[str, list[KindTotal]] = {}
+    for t in relevant:
+        sign = Decimal(-1) if t.doc_type == "credit_memo" else Decimal(1)
+        if t.with_balance:
+            by_currency[t.currency] = by_currency.get(t.currency, Decimal(0)) + sign * t.balance
+            with_balance += t.with_balance
+        if t.overdue:
+            overdue[t.currency] = overdue.get(t.currency, Decimal(0)) + t.overdue_balance
+            n_late += t.overdue
+        if t.count > t.with_balance:
+            unknown.setdefault(t.doc_type, []).append(t)
+    if not relevant:
         text = f"- open {what}: none"
-    else:
-        totals = ", ".join(
-            f"{money(sum(v, Decimal(0)))} {c}".rstrip() for c, v in sorted(by_currency.items())
-        )
-        late = ", ".join(f"{money(sum(v, Decimal(0)))} {c}".rstrip() for c, v in sorted(overdue.items()))
-        n_late = sum(len(v) for v in overdue.values())
-        text = f"- open {what}: {totals} across {len(receivable)} documents"
+    elif with_balance:
+        text = f"- open {what}: {totals_text(by_currency)} across {counted(with_balance, 'document')}"
         text += (
-            f"; overdue: {late} across {n_late} {'bills' if kind == 'vendor' else 'invoices'}"
+            f"; overdue: {totals_text(overdue)} across {counted(n_late, *late_word)}"
             if n_late
             else "; none overdue"
+        )
+    else:
+        text = f"- open {what}: balance not available from {erp_name(erp)}"
+    for doc_type, rows in sorted(unknown.items()):
+        n = sum(t.count - t.with_balance for t in rows)
+        amounts = {t.currency: t.amount_without_balance for t in rows}
+        text += (
+            f"; {counted(n, 'open ' + kind_label(doc_type), 'open ' + kind_label(doc_type, 2))} without a "
+            f"balance from {erp_name(erp)} (amount {totals_text(amounts)})"
         )
     return Candidate("erp_facts", f"{source}#balance", text, rank=0, order=0)
 
 
-def document_items(tenant: str, docs: Sequence[OpenDocument], today: date, limit: int) -> list[Candidate]:
-    """Overdue first (most overdue first), then by due date; at most ``limit`` candidates."""
-    ordered = sorted(
-        docs,
-        key=lambda d: (
-            0 if d.overdue_days(today) else 1,
-            -d.overdue_days(today),
-            d.due_date or date.max,
-            d.number,
-            d.doc_type,
-            d.external_id,
-        ),
-    )
+def document_items(
+    tenant: str,
+    named: Sequence[OpenDocument],
+    ranked: Sequence[OpenDocument],
+    today: date,
+    erp: str | None,
+    totals: Sequence[KindTotal],
+) -> list[Candidate]:
+    """The documents the query names first (kept longest), then the ranking (overdue first), and a
+    fixed placeholder that reserves room for the "not shown" line (the builder fills it in)."""
     items = []
-    for rank, d in enumerate(ordered[:limit]):
-        parts = [f"- {one_line(d.number, 64)} ({DOC_LABELS.get(d.doc_type, d.doc_type)})"]
-        if d.doc_date:
-            parts.append(f"dated {d.doc_date.isoformat()}")
-        if d.due_date:
-            late = d.overdue_days(today)
-            word = "due" if d.doc_type in PAYABLE_TYPES else "requested"
-            parts.append(f"{word} {d.due_date.isoformat()}" + (f", {late} days overdue" if late else ""))
-        currency = f" {d.currency}" if d.currency else ""
-        if d.balance is not None:
-            parts.append(f"balance {money(d.balance)} of {money(d.amount)}{currency}")
-        elif d.amount is not None:
-            parts.append(f"amount {money(d.amount)}{currency}")
-        if d.status:
-            parts.append(f"status {one_line(d.status, 32)}")
-        if d.customer_ref:
-            ref = "vendor ref" if d.doc_type == "ap_bill" else "customer ref"
-            parts.append(f"{ref} {one_line(d.customer_ref, 64)}")
-        if d.description:
-            parts.append(f'"{one_line(d.description, 120)}"')
-        source = f"document:{tenant}/{d.doc_type}/{d.external_id}"
-        items.append(Candidate("open_documents", source, "; ".join(parts), rank=rank, order=rank))
+    seen: set[tuple[str, str]] = set()
+    for rank, (d, is_named) in enumerate([*((d, True) for d in named), *((d, False) for d in ranked)]):
+        if (d.doc_type, d.external_id) in seen:
+            continue
+        seen.add((d.doc_type, d.external_id))
+        items.append(_document_item(tenant, d, today, erp, is_named, rank))
+    longest = omitted_item(totals, [])
+    if longest is not None:
+        items.append(replace(longest, fixed=True))
     return items
+
+
+def _document_item(
+    tenant: str, d: OpenDocument, today: date, erp: str | None, named: bool, rank: int
+) -> Candidate:
+    notes = (
+        [kind_label(d.doc_type)]
+        + (["named in the query"] if named else [])
+        + ([] if d.is_open else ["closed"])
+    )
+    parts = [f"- {one_line(d.number, 64)} ({', '.join(notes)})"]
+    dated, due = DOC_DATES.get(d.doc_type, ("dated", "due"))
+    if d.doc_date:
+        parts.append(f"{dated} {d.doc_date.isoformat()}")
+    if d.due_date:
+        late = d.overdue_days(today)
+        parts.append(
+            f"{due} {d.due_date.isoformat()}" + (f", {counted(late, 'day')} overdue" if late else "")
+        )
+    if d.balance is not None:
+        whole = money(d.amount, d.currency)
+        parts.append(f"balance {amount_text(d.balance, d.currency)} of {whole}")
+    elif d.amount is not None:
+        parts.append(f"amount {money(d.amount, d.currency)}")
+        if d.doc_type in BALANCE_KINDS and d.is_open:
+            parts.append(f"balance not available from {erp_name(erp)}")
+    if d.status:
+        parts.append(f"status {one_line(d.status, 32)}")
+    if d.customer_ref:
+        ref = "vendor ref" if d.doc_type == "ap_bill" else "customer ref"
+        parts.append(f"{ref} {one_line(d.customer_ref, 64)}")
+    source = f"document:{tenant}/{d.doc_type}/{d.external_id}"
+    description = one_line(d.description, 200) if d.description else None
+    head = "; ".join(parts) + ("; description:" if description else "")
+    return Candidate("open_documents", source, head, description, rank=rank, order=rank)
+
+
+@dataclass(slots=True)
+class _Left:
+    count: int
+    with_balance: int
+    balance: Decimal
+    amount_without_balance: Decimal
+
+
+def omitted_item(totals: Sequence[KindTotal], shown: Sequence[OpenDocument]) -> Candidate | None:
+    """``- 285 more open documents not shown: ...`` per kind and currency, or None if all are shown.
+
+    The counts and sums are the SQL totals less the open documents shown, so they cover every
+    open document of the party.
+    """
+    left = {
+        (t.doc_type, t.currency): _Left(t.count, t.with_balance, t.balance, t.amount_without_balance)
+        for t in totals
+    }
+    for d in shown:
+        row = left.get((d.doc_type, d.currency or ""))
+        if row is None or not d.is_open:
+            continue
+        row.count -= 1
+        if d.balance is not None:
+            row.with_balance -= 1
+            row.balance -= d.balance
+        elif d.amount is not None:
+            row.amount_without_balance -= d.amount
+    missing = sum(r.count for r in left.values())
+    if missing <= 0:
+        return None
+    per_kind: dict[str, list[tuple[str, _Left]]] = {}
+    for (doc_type, currency), row in sorted(left.items()):
+        if row.count > 0:
+            per_kind.setdefault(doc_type, []).append((currency, row))
+    pieces = []
+    for doc_type, rows in per_kind.items():
+        n = sum(r.count for _, r in rows)
+        balances = {c: r.balance for c, r in rows if r.with_balance > 0}
+        amounts = {c: r.amount_without_balance for c, r in rows if r.count > r.with_balance}
+        sums = [f"balance {totals_text(balances)}"] if balances else []
+        if amounts:
+            sums.append(f"{'amount without a balance' if balances else 'amount'} {totals_text(amounts)}")
+        pieces.append(", ".join([counted(n, kind_label(doc_type), kind_label(doc_type, 2)), *sums]))
+    text = f"- {counted(missing, 'more open document')} not shown: {'; '.join(pieces)}"
+    text += " (look one up by its number)"
+    return Candidate("open_documents", NOT_SHOWN, text, rank=10**6, order=10**6)
 
 
 def pinned_items(session_id: str, pins: Sequence[PinnedValue], query: str) -> list[Candidate]:

@@ -1,4 +1,4 @@
-"""Reads of semantic memory for the context: the customer, its open documents, sync freshness.
+"""Reads of semantic memory for the context: the customer and sync freshness (documents: documents.py).
 
 All reads share one connection and touch only indexed rows of one (tenant, customer). The
 context builder never calls an ERP: the store is the ERP's copy, and its age is reported.
@@ -8,24 +8,19 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from datetime import date, datetime
-from decimal import Decimal
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from connector.db.models import Document, Party, PartyAddress, PartyAttribute, PartyContact, SyncState
+from connector.db.models import Party, PartyAddress, PartyAttribute, PartyContact, SyncState
 
 party_t: sa.Table = Party.__table__  # type: ignore[attr-defined]
 contact_t: sa.Table = PartyContact.__table__  # type: ignore[attr-defined]
 address_t: sa.Table = PartyAddress.__table__  # type: ignore[attr-defined]
 attribute_t: sa.Table = PartyAttribute.__table__  # type: ignore[attr-defined]
-document_t: sa.Table = Document.__table__  # type: ignore[attr-defined]
 sync_state_t: sa.Table = SyncState.__table__  # type: ignore[attr-defined]
-
-PAYABLE_TYPES = frozenset({"ar_invoice", "ap_bill"})
-MAX_OPEN_DOCUMENTS_READ = 1000  # totals are computed over at most this many open documents
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,27 +29,6 @@ class CustomerFacts:
     contacts: tuple[Any, ...]
     addresses: tuple[Any, ...]
     attributes: tuple[tuple[str, str | None], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class OpenDocument:
-    doc_type: str
-    external_id: str
-    number: str
-    status: str | None
-    currency: str | None
-    amount: Decimal | None
-    balance: Decimal | None
-    doc_date: date | None
-    due_date: date | None
-    description: str | None
-    customer_ref: str | None
-
-    def overdue_days(self, today: date) -> int:
-        """Days past due for invoices and bills; orders and credit memos are never overdue."""
-        if self.doc_type not in PAYABLE_TYPES or not self.due_date or self.due_date >= today:
-            return 0
-        return (today - self.due_date).days
 
 
 # Statements are built once; each read only binds its parameters.
@@ -122,32 +96,11 @@ def close_matches(conn: Connection, tenant: str, kind: str, customer_id: str, li
     return found[:limit]
 
 
-_OPEN_DOCUMENTS = (
-    sa.select(
-        document_t.c.doc_type, document_t.c.external_id, document_t.c.number, document_t.c.status,
-        document_t.c.currency, document_t.c.amount, document_t.c.balance, document_t.c.doc_date,
-        document_t.c.due_date, document_t.c.description, document_t.c.customer_ref,
-    )
-    .where(
-        document_t.c.tenant == _TENANT,
-        document_t.c.party_kind == _KIND,
-        document_t.c.party_external_id == _PARTY_ID,
-        document_t.c.is_open.is_(True),
-        document_t.c.deleted_at.is_(None),
-    )
-    .order_by(document_t.c.due_date, document_t.c.number, document_t.c.doc_type, document_t.c.external_id)
-    .limit(MAX_OPEN_DOCUMENTS_READ)
-)  # fmt: skip
 _STREAMS = (
     sa.select(sync_state_t.c.stream, sync_state_t.c.updated_at)
     .where(sync_state_t.c.tenant == _TENANT, sync_state_t.c.updated_at.is_not(None))
     .order_by(sync_state_t.c.stream)
 )
-
-
-def open_documents(conn: Connection, tenant: str, kind: str, party_id: str) -> list[OpenDocument]:
-    rows = conn.execute(_OPEN_DOCUMENTS, {"tenant": tenant, "kind": kind, "party": party_id})
-    return [OpenDocument(*row) for row in rows]
 
 
 def stream_freshness(conn: Connection, tenant: str) -> list[tuple[str, datetime]]:

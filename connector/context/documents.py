@@ -1,0 +1,206 @@
+"""Reads of one party's documents for the context: totals, the overdue ranking, the named ones.
+
+Totals are SQL aggregates over every open document, so the header and the "not shown" line are
+right however many documents the section shows. The ranking reads only the rows it shows. The
+documents a query names are looked up by number key (see :mod:`connector.context.references`),
+amount or date, always inside the one (tenant, party) the context is for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from connector.context.references import NumberRef, QueryReferences, number_key, number_prefix
+from connector.db.aggregates import micro_units, money_micro, money_sum
+from connector.db.models import Document
+
+document_t: sa.Table = Document.__table__  # type: ignore[attr-defined]
+
+PAYABLE_TYPES = frozenset({"ar_invoice", "ap_bill"})
+MAX_NAMED_DOCUMENTS = 20  # documents a query can bring in ahead of the ranking
+_AMBIGUOUS = 3  # an amount or date that matches more documents than this identifies none
+_LIKE_ROWS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class OpenDocument:
+    doc_type: str
+    external_id: str
+    number: str
+    status: str | None
+    currency: str | None
+    amount: Decimal | None
+    balance: Decimal | None
+    doc_date: date | None
+    due_date: date | None
+    description: str | None
+    customer_ref: str | None
+    is_open: bool = True
+
+    def overdue_days(self, today: date) -> int:
+        """Days past due for open invoices and bills; orders and credit memos are never overdue."""
+        if (
+            not self.is_open
+            or self.doc_type not in PAYABLE_TYPES
+            or not self.due_date
+            or self.due_date >= today
+        ):
+            return 0
+        return (today - self.due_date).days
+
+
+@dataclass(frozen=True, slots=True)
+class KindTotal:
+    """Open documents of one kind in one currency, summed in SQL."""
+
+    doc_type: str
+    currency: str
+    count: int
+    with_balance: int
+    balance: Decimal  # over the documents that have a balance
+    amount_without_balance: Decimal  # amount of those that have none (orders; SAP invoices)
+    overdue: int
+    overdue_balance: Decimal
+
+
+_TENANT: Any = sa.bindparam("tenant")
+_KIND: Any = sa.bindparam("kind")
+_PARTY_ID: Any = sa.bindparam("party")
+_TODAY: Any = sa.bindparam("today", type_=sa.Date())
+_OWNER = (
+    document_t.c.tenant == _TENANT,
+    document_t.c.party_kind == _KIND,
+    document_t.c.party_external_id == _PARTY_ID,
+    document_t.c.deleted_at.is_(None),
+)
+_OPEN = (*_OWNER, document_t.c.is_open.is_(True))
+_COLUMNS = (
+    document_t.c.doc_type, document_t.c.external_id, document_t.c.number, document_t.c.status,
+    document_t.c.currency, document_t.c.amount, document_t.c.balance, document_t.c.doc_date,
+    document_t.c.due_date, document_t.c.description, document_t.c.customer_ref, document_t.c.is_open,
+)  # fmt: skip
+_IS_OVERDUE = sa.and_(document_t.c.doc_type.in_(sorted(PAYABLE_TYPES)), document_t.c.due_date < _TODAY)
+_HAS_BALANCE = document_t.c.balance.is_not(None)
+
+_TOTALS = (
+    sa.select(
+        document_t.c.doc_type,
+        document_t.c.currency,
+        sa.func.count(),
+        sa.func.count(document_t.c.balance),
+        money_sum(document_t.c.balance),
+        money_sum(sa.case((_HAS_BALANCE, None), else_=document_t.c.amount)),
+        sa.func.count(sa.case((sa.and_(_IS_OVERDUE, _HAS_BALANCE), 1))),
+        money_sum(sa.case((_IS_OVERDUE, document_t.c.balance))),
+    )
+    .where(*_OPEN)
+    .group_by(document_t.c.doc_type, document_t.c.currency)
+)
+# Overdue first (most overdue first), then by due date: the order the section shows.
+_RANKED = (
+    sa.select(*_COLUMNS)
+    .where(*_OPEN)
+    .order_by(
+        sa.case((_IS_OVERDUE, 0), else_=1),
+        document_t.c.due_date.is_(None),
+        document_t.c.due_date,
+        document_t.c.number,
+        document_t.c.doc_type,
+        document_t.c.external_id,
+    )
+    .limit(sa.bindparam("limit"))
+)
+
+
+def _zero(value: Decimal | None) -> Decimal:
+    return value if value is not None else Decimal(0)
+
+
+def document_totals(conn: Connection, tenant: str, kind: str, party_id: str, today: date) -> list[KindTotal]:
+    """Open documents per (kind, currency), every one of them counted."""
+    params = {"tenant": tenant, "kind": kind, "party": party_id, "today": today}
+    rows = [
+        KindTotal(doc_type, currency or "", int(n), int(nb), _zero(bal), _zero(amt), int(nl), _zero(late))
+        for doc_type, currency, n, nb, bal, amt, nl, late in conn.execute(_TOTALS, params)
+    ]
+    return sorted(rows, key=lambda t: (t.doc_type, t.currency))
+
+
+def ranked_documents(
+    conn: Connection, tenant: str, kind: str, party_id: str, today: date, limit: int
+) -> list[OpenDocument]:
+    """The ``limit`` open documents the section shows first: overdue first, then by due date."""
+    if limit <= 0:
+        return []
+    params = {"tenant": tenant, "kind": kind, "party": party_id, "today": today, "limit": limit}
+    return [OpenDocument(*row) for row in conn.execute(_RANKED, params)]
+
+
+def _fits(doc: OpenDocument, ref: NumberRef) -> bool:
+    return ref.kind == doc.doc_type or (ref.prefix is not None and number_prefix(doc.number) == ref.prefix)
+
+
+def named_documents(
+    conn: Connection, tenant: str, kind: str, party_id: str, refs: QueryReferences
+) -> list[OpenDocument]:
+    """The party's documents the query names, in the order the query names them (open or not).
+
+    A number names the documents whose number (or customer reference) has its key; when its
+    kind or prefix hint fits some of them, only those. An amount or date names the open documents
+    with that amount, balance, document date or due date when at most a few match.
+    """
+    if not refs:
+        return []
+    params = {"tenant": tenant, "kind": kind, "party": party_id}
+    found: list[OpenDocument] = []
+    if refs.numbers:
+        suffixes = sorted({r.key for r in refs.numbers})
+        like = [document_t.c.number.like(f"%{key}") for key in suffixes]
+        like += [document_t.c.customer_ref.like(f"%{key}") for key in suffixes]
+        stmt = sa.select(*_COLUMNS).where(*_OWNER, sa.or_(*like)).order_by(*_COLUMNS[:3]).limit(_LIKE_ROWS)
+        rows = [OpenDocument(*row) for row in conn.execute(stmt, params)]
+        for ref in refs.numbers:
+            by_number = [d for d in rows if number_key(d.number) == ref.key]
+            matches = by_number or [
+                d for d in rows if d.customer_ref and number_key(d.customer_ref) == ref.key
+            ]
+            fitting = [d for d in matches if _fits(d, ref)]
+            found.extend(fitting or matches)
+    found.extend(_by_value(conn, params, refs.amounts, refs.dates))
+    return list(dict.fromkeys(found))[:MAX_NAMED_DOCUMENTS]
+
+
+def _by_value(
+    conn: Connection, params: dict[str, Any], amounts: Sequence[Decimal], dates: Sequence[date]
+) -> list[OpenDocument]:
+    micros = sorted({m for m in (micro_units(a) for a in amounts) if m is not None})
+    conditions: list[Any] = []
+    if micros:
+        conditions += [
+            money_micro(document_t.c.amount).in_(micros),
+            money_micro(document_t.c.balance).in_(micros),
+        ]
+    if dates:
+        conditions += [
+            document_t.c.doc_date.in_(sorted(set(dates))),
+            document_t.c.due_date.in_(sorted(set(dates))),
+        ]
+    if not conditions:
+        return []
+    stmt = sa.select(*_COLUMNS).where(*_OPEN, sa.or_(*conditions)).order_by(*_COLUMNS[:3]).limit(_LIKE_ROWS)
+    rows = [OpenDocument(*row) for row in conn.execute(stmt, params)]
+    out: list[OpenDocument] = []
+    for amount in amounts:
+        hits = [d for d in rows if amount in (d.amount, d.balance)]
+        out.extend(hits if len(hits) <= _AMBIGUOUS else [])
+    for day in dates:
+        hits = [d for d in rows if day in (d.doc_date, d.due_date)]
+        out.extend(hits if len(hits) <= _AMBIGUOUS else [])
+    return out
