@@ -24,7 +24,8 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     │   └── ERPProtocolError        a response that breaks the API contract (malformed page,
     │                               repeated page, foreign next link)
     ├── SyncError                   a sync run failed (names tenant, stream and page)
-    │   └── AlreadyRunning          another run holds the (tenant, stream) lock
+    │   ├── AlreadyRunning          another run holds the (tenant, stream) lock
+    │   └── LockLost                the run's lock was lost mid-run (its connection ended); it stopped
     └── LLMError                    the LLM endpoint failed or returned unusable output
 
 Messages say what was expected, what came and what to do. No message ever contains a password,
@@ -153,6 +154,18 @@ class AlreadyRunning(SyncError):
         self.tenant = tenant
         self.stream = stream
         super().__init__(f"sync of {tenant}/{stream} is already running; not starting a second one")
+
+
+class LockLost(SyncError):
+    """The run's (tenant, stream) lock is gone: another run may hold it now, so this one stops."""
+
+    def __init__(self, tenant: str, stream: str) -> None:
+        self.tenant = tenant
+        self.stream = stream
+        super().__init__(
+            f"sync of {tenant}/{stream} lost its lock (the database ended the lock's connection); stopped "
+            "before writing the next page so two runs never write the stream at once; run the sync again"
+        )
 
 
 class LLMError(ConnectorError):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from test_sync_runner import customer, make_memory, runner_for
 
 from connector.clock import FrozenClock
 from connector.errors import AlreadyRunning
 from connector.sync.locks import advisory_key, lock_file_path, stream_lock
+from connector.sync.result import SyncReport
+from connector.sync.runner import SyncRunner
 from connector.sync.stub import StubAdapter
 
 
@@ -77,3 +81,65 @@ def test_locked_stream_is_reported_and_other_streams_still_run(engine: Engine) -
     with stream_lock(engine, "acme", "Customer"):
         report = runner_for(memory, erp).run()
     assert [(r.stream, r.status) for r in report.results] == [("Customer", "locked"), ("Vendor", "ok")]
+
+
+class _Recording(SyncRunner):
+    """Logs when each page commit starts and when it succeeds."""
+
+    def __init__(self, *args: Any, events: list[tuple[str, int]], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.events = events
+        self.commits = 0
+
+    def _commit_page(self, sr: Any, page: Any, *, final: bool) -> None:
+        self.commits += 1
+        number = self.commits
+        self.events.append(("start", number))
+        super()._commit_page(sr, page, final=final)
+        self.events.append(("ok", number))
+
+
+def _terminate_lock_holder(engine: Engine, tenant: str, stream: str) -> int:
+    key = advisory_key(tenant, stream) & 0xFFFFFFFFFFFFFFFF
+    with engine.connect() as conn:
+        ended = conn.execute(
+            sa.text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory'"
+                " AND classid = :hi AND objid = :lo AND objsubid = 1"
+            ),
+            {"hi": key >> 32, "lo": key & 0xFFFFFFFF},
+        ).scalar_one()
+    return int(ended)
+
+
+@pytest.mark.postgres
+def test_a_run_whose_lock_backend_is_terminated_stops_before_its_next_page(pg_engine: Engine) -> None:
+    """While the first run pages, its lock's backend is terminated and a second run syncs the stream."""
+    records = [
+        customer(f"C{i:02d}", datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=i)) for i in range(12)
+    ]
+    first, second = StubAdapter("acme", page_size=2), StubAdapter("acme", page_size=2)
+    for erp in (first, second):
+        erp.add_stream("Customer", "party")
+        erp.put("Customer", *records)
+    events: list[tuple[str, int]] = []
+    other: list[SyncReport] = []
+
+    def lose_the_lock(stream: str, number: int) -> None:
+        if number == 3 and not other:
+            assert _terminate_lock_holder(pg_engine, "acme", "Customer") == 1
+            events.append(("terminated", 0))
+            other.append(runner_for(make_memory(pg_engine, FrozenClock()), second).run())
+
+    first.before_page = lose_the_lock
+    memory = make_memory(pg_engine, FrozenClock())
+    runner = _Recording(memory, adapter_factory=lambda tenant: first, events=events)
+
+    [result] = runner.run().results
+
+    assert result.status == "failed" and "lost its lock" in (result.error or "")
+    [[taken_over]] = [r.results for r in other]
+    assert taken_over.status == "ok" and taken_over.records_read == 12
+    lost_at = events.index(("terminated", 0))
+    started_after = {n for kind, n in events[lost_at:] if kind == "start"}
+    assert not {n for kind, n in events if kind == "ok"} & started_after  # no page begun later committed

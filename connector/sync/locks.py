@@ -5,6 +5,14 @@ dedicated connection for the whole run (the server releases it if the process di
 file lock next to the database file (the kernel releases it if the process dies). When the lock is
 taken, ``on_locked="exit"`` raises :class:`AlreadyRunning` at once; ``"wait"`` waits up to
 ``wait_s`` seconds and then raises it.
+
+A session lock on PostgreSQL can be lost while the run goes on: the server ends the lock's
+connection (``pg_terminate_backend``, a failover, an idle timeout) and a second run takes the lock.
+So the lock yields a :class:`Fence`, checked inside every transaction that writes the stream's data:
+it takes a transaction-level advisory lock on the stream's write key (page transactions of the
+stream are serialised, so a check cannot pass and then overlap the next holder's page) and verifies
+that our lock connection's backend still holds the run lock, else raises :class:`LockLost` and the
+page rolls back. A kernel file lock (SQLite) is not lost while the process lives: its fence is a no-op.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
-from connector.errors import AlreadyRunning, StoreError
+from connector.errors import AlreadyRunning, LockLost, StoreError
 
 OnLocked = Literal["wait", "exit"]
 
@@ -32,6 +40,45 @@ def advisory_key(tenant: str, stream: str) -> int:
     """A signed 64-bit key that is the same in every process and Python version (no ``hash()``)."""
     digest = hashlib.blake2b(f"{tenant}\x00{stream}".encode(), digest_size=8, person=b"conn-sync").digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+def _write_key(tenant: str, stream: str) -> int:
+    digest = hashlib.blake2b(f"{tenant}\x00{stream}".encode(), digest_size=8, person=b"conn-fence").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+class Fence:
+    """Proof, checked in the writing transaction, that this run still holds its stream lock."""
+
+    def __init__(self, tenant: str, stream: str) -> None:
+        self.tenant = tenant
+        self.stream = stream
+
+    def check(self, conn: sa.Connection) -> None:
+        """Raise :class:`LockLost` when the lock is gone; call in each transaction that writes data."""
+
+
+class _PgFence(Fence):
+    # pg_locks shows a bigint advisory key as classid (high 32 bits) and objid (low), objsubid 1.
+    _HELD = sa.text(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = :pid"
+        " AND classid = :hi AND objid = :lo AND objsubid = 1)"
+        " FROM (SELECT pg_advisory_xact_lock(:write_key)) AS serialised"
+    )
+
+    def __init__(self, tenant: str, stream: str, key: int, pid: int) -> None:
+        super().__init__(tenant, stream)
+        unsigned = key & 0xFFFFFFFFFFFFFFFF
+        self._params = {
+            "pid": pid,
+            "hi": unsigned >> 32,
+            "lo": unsigned & 0xFFFFFFFF,
+            "write_key": _write_key(tenant, stream),
+        }
+
+    def check(self, conn: sa.Connection) -> None:
+        if not conn.execute(self._HELD, self._params).scalar():
+            raise LockLost(self.tenant, self.stream)
 
 
 def lock_file_path(engine: Engine, tenant: str, stream: str) -> Path:
@@ -46,14 +93,14 @@ def lock_file_path(engine: Engine, tenant: str, stream: str) -> Path:
 @contextmanager
 def stream_lock(
     engine: Engine, tenant: str, stream: str, *, on_locked: OnLocked = "exit", wait_s: float = 0.0
-) -> Iterator[None]:
-    """Hold the (tenant, stream) lock for the duration of the block."""
+) -> Iterator[Fence]:
+    """Hold the (tenant, stream) lock for the duration of the block; yields its :class:`Fence`."""
     if engine.dialect.name == "postgresql":
-        with _pg_lock(engine, tenant, stream, on_locked=on_locked, wait_s=wait_s):
-            yield
+        with _pg_lock(engine, tenant, stream, on_locked=on_locked, wait_s=wait_s) as fence:
+            yield fence
     else:
         with _file_lock(lock_file_path(engine, tenant, stream), tenant, stream, on_locked, wait_s):
-            yield
+            yield Fence(tenant, stream)
 
 
 @contextmanager
@@ -73,7 +120,7 @@ def _file_lock(path: Path, tenant: str, stream: str, on_locked: OnLocked, wait_s
 @contextmanager
 def _pg_lock(
     engine: Engine, tenant: str, stream: str, *, on_locked: OnLocked, wait_s: float
-) -> Iterator[None]:
+) -> Iterator[Fence]:
     key = advisory_key(tenant, stream)
     try:
         conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
@@ -96,8 +143,9 @@ def _pg_lock(
             got = bool(conn.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar())
         if not got:
             raise AlreadyRunning(tenant, stream)
+        pid = int(conn.execute(sa.text("SELECT pg_backend_pid()")).scalar_one())
         try:
-            yield
+            yield _PgFence(tenant, stream, key, pid)
         finally:
             with contextlib.suppress(DBAPIError):  # a lost connection took the lock with it
                 conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": key})

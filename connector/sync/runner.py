@@ -36,7 +36,7 @@ from connector.settings import TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.commits import tune_page_transaction
 from connector.sync.gctune import automatic_gc_paused, page_committed
-from connector.sync.locks import stream_lock
+from connector.sync.locks import Fence, stream_lock
 from connector.sync.prefetch import Prefetcher
 from connector.sync.progress import NullReporter, Reporter
 from connector.sync.result import StreamResult, SyncReport
@@ -125,9 +125,16 @@ class _StreamRun:
     """The state of one (tenant, stream) run while it reads pages."""
 
     def __init__(
-        self, runner: SyncRunner, adapter: Adapter, spec: StreamSpec, state: StreamState, window: Window
+        self,
+        runner: SyncRunner,
+        adapter: Adapter,
+        spec: StreamSpec,
+        state: StreamState,
+        window: Window,
+        fence: Fence,
     ) -> None:
         self.runner = runner
+        self.fence = fence  # checked in every transaction that writes the stream's data
         self.adapter = adapter
         self.spec = spec
         self.state = state
@@ -267,8 +274,8 @@ class SyncRunner:
                 spec.name,
                 on_locked=sync.on_locked,
                 wait_s=sync.lock_wait_s,
-            ):
-                result = self._run_stream(adapter, spec, full)
+            ) as fence:
+                result = self._run_stream(adapter, spec, full, fence)
         except AlreadyRunning as exc:
             self.reporter.message("warning", str(exc), tenant=adapter.tenant, stream=spec.name)
             return StreamResult(adapter.tenant, spec.name, "locked", error=str(exc))
@@ -280,7 +287,7 @@ class SyncRunner:
             self._ingest_cases(result)
         return result
 
-    def _run_stream(self, adapter: Adapter, spec: StreamSpec, full: bool) -> StreamResult:
+    def _run_stream(self, adapter: Adapter, spec: StreamSpec, full: bool, fence: Fence) -> StreamResult:
         memory, clock = self.memory, self.memory.clock
         started = clock.now()
         try:
@@ -295,7 +302,7 @@ class SyncRunner:
                     full=full,
                 )
                 mode = "full" if window.is_full else "incremental"
-                stream_run = _StreamRun(self, adapter, spec, state, window)
+                stream_run = _StreamRun(self, adapter, spec, state, window, fence)
                 stream_run.run = start_run(
                     conn,
                     adapter.tenant,
@@ -468,6 +475,7 @@ class SyncRunner:
         kinds = {record_kind(r) for r in page.records} - sr.known_kinds
         with self.memory.engine.begin() as conn:
             tune_page_transaction(conn, durable=final)
+            sr.fence.check(conn)
             if not sr.preexisting and any(_has_rows(conn, sr.tenant, kind) for kind in kinds):
                 sr.preexisting = True
             upserted = upsert_records(conn, page.records, now, presume_new=sr.presume_new, hashes=page.hashes)
@@ -556,6 +564,7 @@ class SyncRunner:
         keys = set(sr.adapter.scan_keys(sr.stream))
         now = self.memory.clock.now()
         with self.memory.engine.begin() as conn:
+            sr.fence.check(conn)
             deleted = 0
             if keys:
                 for record_type, kind in stream_kinds(conn, sr.tenant, sr.stream):
