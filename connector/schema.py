@@ -17,6 +17,7 @@ import connector.db.models
 import connector.episodic.tables
 import connector.erasure.tables
 import connector.facts.tables
+import connector.lexical.tables
 import connector.sync.tables
 import connector.working.tables  # noqa: F401
 

@@ -19,6 +19,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from connector.embeddings.base import Vectors
+from connector.episodic import terms as entry_terms
 from connector.episodic import vectors as copies
 from connector.episodic.ranking import cosine
 from connector.episodic.tables import CASES, ENTRIES, LIVE
@@ -274,6 +275,8 @@ class BatchView:
         _execute(conn, sa.insert(ENTRIES), new_entries)
         _execute(conn, _UPDATE_ENTRY, changed_entries)
         touched = [(i, e) for i, e in self.entries.items() if e.live and (e.new or e.changed)]
+        entry_terms.unindex_entries(conn, [i for i, e in touched if not e.new])
+        entry_terms.index_entries(conn, [e.values for _, e in touched], replace=False)
         vectors = [(i, e) for i, e in touched if e.reembedded and e.vector is not None]
         if vectors:
             matrix = np.vstack([e.vector for _, e in vectors if e.vector is not None])

@@ -22,12 +22,14 @@ import numpy as np
 import sqlalchemy as sa
 
 from connector.embeddings.base import Vectors
+from connector.episodic import terms as entry_terms
 from connector.episodic import vectors as copies
 from connector.episodic.models import RestoreReport, RetentionReport
 from connector.episodic.summary import embedding_text
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.writer import chroma_metadata
 from connector.erasure.disk import purge_chroma_log
+from connector.lexical import index as lexical
 from connector.scope import Scope
 
 if TYPE_CHECKING:
@@ -65,6 +67,7 @@ def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
     if pii_ids or old_ids:
         episodic.index.delete([r.id for r in pii_rows if r.status == LIVE] + list(old_ids))
     with memory.engine.begin() as conn:
+        entry_terms.unindex_entries(conn, [*pii_ids, *old_ids])
         for chunk in _chunks(pii_ids):
             conn.execute(sa.delete(CASES).where(CASES.c.entry_id.in_(chunk)))
             conn.execute(sa.delete(ENTRIES).where(ENTRIES.c.id.in_(chunk)))
@@ -112,6 +115,7 @@ def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | No
             .where(ENTRIES.c.id.in_(ids))
             .values(status=LIVE, archived_at=None, retain_from=now)
         )
+        entry_terms.index_entries(conn, rows)
         episodic.index.upsert(ids, vectors, [chroma_metadata(r) for r in rows])
     return RestoreReport(restored=len(ids), entry_ids=tuple(ids))
 
@@ -132,6 +136,7 @@ def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
             sa.delete(CASES).where(CASES.c.tenant == scope.tenant, CASES.c.customer_id == scope.customer_id)
         ).rowcount
         conn.execute(sa.delete(ENTRIES).where(in_scope))
+        lexical.delete_scope(conn, scope)
     return {
         "episodic_entries": sum(1 for r in rows if r.status == LIVE),
         "episodic_archive": sum(1 for r in rows if r.status == ARCHIVED),
@@ -148,6 +153,8 @@ def reindex(episodic: EpisodicMemory, *, batch_size: int = 256) -> int:
     memory = episodic.memory
     index = episodic.index
     _backfill_copies(episodic, batch_size)
+    with memory.engine.begin() as conn:
+        entry_terms.index_live_entries(conn)
     index.recreate()
     done = 0
     last_id = ""

@@ -27,11 +27,15 @@ from connector.episodic import erp_cases, lifecycle
 from connector.episodic import vectors as copies
 from connector.episodic.chroma_index import ChromaIndex, open_client
 from connector.episodic.documents import query_doc_keys
+from connector.episodic.fusion import Fused, Fusion, fuse
 from connector.episodic.models import CaseHit, EpisodicStats, RecordedCase, RestoreReport, RetentionReport
-from connector.episodic.ranking import Ranked, rank, score_threshold
+from connector.episodic.ranking import score_threshold
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.writer import CaseWriter, NewCase, validate
 from connector.errors import StoreError
+from connector.lexical import index as lexical
+from connector.lexical.tables import CASE_SOURCE
+from connector.lexical.tokens import query_terms
 from connector.scope import Scope
 from connector.threads import LazyPool
 
@@ -83,6 +87,7 @@ class EpisodicMemory:
         self.memory = memory
         self._embedder = embedder
         self._chroma_client = chroma_client
+        self.fusion = Fusion()
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -158,7 +163,8 @@ class EpisodicMemory:
         case_type: str | None = None,
         as_of: datetime | None = None,
     ) -> list[CaseHit]:
-        """Up to ``k`` past cases of this customer like ``query``: document-number matches first."""
+        """Up to ``k`` past cases of this customer like ``query``: document-number matches first, then
+        by the fusion of the lexical and dense scores (:mod:`connector.episodic.fusion`)."""
         scope = self._scope(customer_id, tenant)
         if not isinstance(query, str) or not query.strip():
             raise ValueError("query must be a non-empty string")
@@ -167,15 +173,17 @@ class EpisodicMemory:
         embedder = self.embedder  # resolved here: the worker must not race to create it
         query_vector = QUERY_POOL.get().submit(_embed_one, embedder, query)
         query_keys = query_doc_keys(query)
+        terms = query_terms(query)
         with self.memory.engine.connect() as conn:
             rows = self._candidates(conn, scope, case_type, as_of, with_docs=bool(query_keys))
             rows, matrix = self._vectors_of(rows) if rows else (rows, None)
             if matrix is None or not rows:
                 return []
+            scored = lexical.search(conn, scope, CASE_SOURCE, terms, (r.id for r in rows))
             entry_keys = [r.doc_keys for r in rows] if query_keys else [()] * len(rows)
-            ranked = rank(
-                query_vector.result(), matrix, entry_keys, query_keys,
-                k=k, threshold=score_threshold(embedder.model_id),
+            ranked = fuse(
+                query_vector.result(), matrix, [scored.get(r.id) for r in rows], entry_keys, query_keys,
+                k=k, threshold=score_threshold(embedder.model_id), fusion=self.fusion,
             )  # fmt: skip
             details = self._details(conn, scope, [rows[r.index].id for r in ranked])
         return [_hit(details[rows[r.index].id], r) for r in ranked if rows[r.index].id in details]
@@ -284,13 +292,16 @@ def _embed_one(embedder: Embedder, text: str) -> Vectors:
     return vector
 
 
-def _hit(row: Any, ranked: Ranked) -> CaseHit:
+def _hit(row: Any, ranked: Fused) -> CaseHit:
     return CaseHit(
         case_id=row.case_id,
         entry_id=row.id,
         occurred_at=row.occurred_at,
         summary=row.summary,
-        score=round(ranked.score, 4),
+        score=round(ranked.dense, 4),
+        lexical_score=round(ranked.lexical, 4),
+        fused_score=round(ranked.fused, 6),
+        matched_terms=ranked.matched_terms,
         documents=tuple(row.documents),
         case_type=row.case_type,
         summary_mode=row.summary_mode,

@@ -24,7 +24,13 @@ class RecordedCase:
 
 @dataclass(frozen=True, slots=True)
 class CaseHit:
-    """One recalled past case. ``matched_documents`` lists query document numbers the case names."""
+    """One recalled past case and why it ranked.
+
+    ``score`` is the dense (cosine) similarity to the query, ``lexical_score`` the case's BM25 score
+    within the customer's cases and ``matched_terms`` the query terms it contains (normalised:
+    ``d0314`` is 14 March, ``1250`` is 1,250.00), ``fused_score`` what the two fused into, and
+    ``matched_documents`` the query's document numbers the case names (those rank first).
+    """
 
     case_id: str
     entry_id: str
@@ -35,6 +41,9 @@ class CaseHit:
     case_type: str | None = None
     summary_mode: SummaryMode = "non-llm"
     matched_documents: tuple[str, ...] = ()
+    lexical_score: float = 0.0
+    fused_score: float = 0.0
+    matched_terms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

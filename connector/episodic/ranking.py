@@ -1,4 +1,4 @@
-"""Ranking a customer's entries: cosine by numpy, a calibrated threshold, document-number matches first.
+"""The dense score threshold per embedding model (ranking itself is :mod:`connector.episodic.fusion`).
 
 Score thresholds are per embedding model because score scales differ between models.
 How they were calibrated (``scripts/bench_episodic --skip-scale`` prints it, with the configured
@@ -14,13 +14,9 @@ model, get 0.0 (no threshold) until someone runs the calibration with them and a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import numpy as np
 
 from connector.embeddings.base import Vectors
-from connector.episodic.documents import matches
 
 SCORE_THRESHOLDS: dict[str, float] = {
     # 360 cases / 450 semantic queries: true matches p1 0.305, p5 0.357, median 0.625; non-matches of
@@ -33,35 +29,6 @@ SCORE_THRESHOLDS: dict[str, float] = {
 
 def score_threshold(model_id: str) -> float:
     return SCORE_THRESHOLDS.get(model_id, 0.0)
-
-
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    index: int
-    score: float
-    matched_documents: tuple[str, ...]
-
-
-def rank(
-    query_vector: Vectors,
-    vectors: Vectors,
-    entry_doc_keys: Sequence[Sequence[str]],
-    query_keys: set[str],
-    *,
-    k: int,
-    threshold: float,
-) -> list[Ranked]:
-    """Top ``k``: entries naming a queried document first, then by similarity above the threshold."""
-    if len(vectors) == 0:
-        return []
-    scores = vectors @ query_vector.reshape(-1)
-    candidates = []
-    for i, score in enumerate(scores.tolist()):
-        named = matches(query_keys, entry_doc_keys[i]) if query_keys else ()
-        if named or score >= threshold:
-            candidates.append(Ranked(index=i, score=float(score), matched_documents=named))
-    candidates.sort(key=lambda r: (-len(r.matched_documents), -r.score, r.index))
-    return candidates[:k]
 
 
 def cosine(a: Vectors, b: Vectors) -> float:
