@@ -186,3 +186,14 @@ def test_the_lexical_side_never_reads_or_scores_another_customer(
         assert bool(read_log) == bool(query_terms(text) and customer in owner.values())
         seen = {doc for _, docs in read_log for doc in docs}
         assert all(owner[doc] == customer for doc in seen), "another customer's postings were read"
+
+
+def test_reindex_indexes_entries_stored_before_the_lexical_index(memory: Memory) -> None:
+    ids = seed(memory)
+    with memory.engine.begin() as conn:  # as a store upgraded past migration 0008 has them
+        conn.execute(sa.delete(POSTINGS))
+        conn.execute(sa.delete(DOCS))
+    assert memory.recall_cases("ACME", "Priya", k=1)[0].lexical_score == 0
+    memory.episodic.reindex()
+    assert indexed(memory, "ACME")[1] == 4
+    assert memory.recall_cases("ACME", "Priya", k=1)[0].entry_id == ids["call"]

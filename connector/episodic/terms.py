@@ -44,7 +44,7 @@ def unindex_entries(conn: sa.Connection, entry_ids: Iterable[str]) -> None:
 
 
 def index_live_entries(conn: sa.Connection) -> int:
-    """(Re-)index every live entry, page by page (migration 0008 and ``episodic reindex``)."""
+    """(Re-)index every live entry, page by page (``episodic reindex`` after migration 0008)."""
     e = ENTRIES.c
     columns = (e.id, e.tenant, e.customer_id, e.summary, e.occurred_at)
     done, last_id = 0, ""

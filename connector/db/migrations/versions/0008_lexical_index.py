@@ -4,8 +4,9 @@ Revision ID: 0008
 Revises: 0006
 
 ``lexical_posting`` (one row per scope, source, term and document, with the term frequency; primary
-key led by the scope, without rowid on SQLite) and ``lexical_doc`` (each document's length). The live
-episodic entries already stored are indexed here, with the tokenizer of this release.
+key led by the scope, without rowid on SQLite) and ``lexical_doc`` (each document's length). Entries
+stored before this revision are found by their vectors only until ``connector episodic reindex``
+indexes them (the schema change stays free of application code).
 """
 
 from __future__ import annotations
@@ -42,9 +43,6 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("source", "doc_id"),
     )
     op.create_index("ix_lexical_doc_scope", "lexical_doc", ["tenant", "customer_id", "source"])
-    from connector.episodic.terms import index_live_entries
-
-    index_live_entries(op.get_bind())
 
 
 def downgrade() -> None:
