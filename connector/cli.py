@@ -13,8 +13,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from connector import telemetry
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError
 from connector.redact import install_log_redaction, redact
+from connector.settings import Settings, TelemetrySettings, load_settings
 
 # Modules in connector.commands that provide register(subparsers). Missing ones are skipped so a
 # partial install (no optional extra) still has a working CLI.
@@ -44,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         "build agent context.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(
+        "--otel-console", action="store_true", help="print OpenTelemetry spans and metrics to stderr"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
@@ -56,14 +61,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _logs_customer_text() -> bool:
-    """The ``log_customer_text`` setting; a broken configuration is reported by the command itself."""
-    from connector.settings import load_settings
-
+def _observe(args: argparse.Namespace) -> None:
+    """Log redaction and OpenTelemetry output, from the flags and the settings (when they load)."""
     try:
-        return load_settings().log_customer_text
+        settings: Settings | None = load_settings()
     except ConfigError:
-        return False
+        settings = None  # the command itself reports what is wrong
+    install_log_redaction(
+        verbose=args.verbose, log_customer_text=bool(settings and settings.log_customer_text)
+    )
+    otel = settings.otel if settings is not None else TelemetrySettings()
+    telemetry.configure(
+        console=args.otel_console or otel.console, otlp=otel.otlp, service_name=otel.service_name
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,12 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
-    install_log_redaction(verbose=args.verbose, log_customer_text=args.verbose and _logs_customer_text())
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return EXIT_OK
     try:
+        _observe(args)
         return int(handler(args) or 0)
     except AlreadyRunning as exc:
         print(redact(f"connector: {exc}"), file=sys.stderr)

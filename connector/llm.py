@@ -15,6 +15,7 @@ import openai
 
 from connector.errors import LLMError
 from connector.settings import LLMSettings
+from connector.telemetry import traced_llm
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class LLMClient:
     def model(self) -> str:
         return self.settings.model
 
+    @traced_llm
     def complete(
         self, system: str, user: str, *, json_mode: bool = False, max_tokens: int = 600
     ) -> Completion:

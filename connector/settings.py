@@ -239,6 +239,14 @@ class McpSettings(BaseModel):
     port: int = Field(default=8765, ge=1, le=65535)
 
 
+class TelemetrySettings(BaseModel):
+    """OpenTelemetry output (see connector.telemetry); off by default: the API is a no-op."""
+
+    console: bool = False  # print spans and metrics to stderr (also: connector --otel-console)
+    otlp: bool = False  # export over OTLP to the collector in OTEL_EXPORTER_OTLP_ENDPOINT
+    service_name: str = "erp-memory-connector"
+
+
 class Settings(BaseSettings):
     """All connector settings. Build with :func:`load_settings` to get readable errors."""
 
@@ -263,6 +271,7 @@ class Settings(BaseSettings):
     context: ContextSettings = Field(default_factory=ContextSettings)
     facts: FactSettings = Field(default_factory=FactSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    otel: TelemetrySettings = Field(default_factory=TelemetrySettings)
     default_tenant: str | None = None
     log_format: Literal["auto", "json", "text"] = "auto"
     # With -v, also log what carries customer text (LLM prompts and replies). Off: never logged.

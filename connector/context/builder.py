@@ -31,6 +31,7 @@ from connector.context.sources import close_matches, load_party, stream_freshnes
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.llm import NON_LLM_LABEL
 from connector.scope import Scope, require_id
+from connector.telemetry import traced_context
 from connector.threads import LazyPool
 from connector.tokens import token_counter
 from connector.working.models import SessionState
@@ -70,6 +71,7 @@ class ContextBuilder:
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
 
+    @traced_context
     def build(
         self,
         customer_id: str,

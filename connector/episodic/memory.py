@@ -37,6 +37,7 @@ from connector.lexical import index as lexical
 from connector.lexical.tables import CASE_SOURCE
 from connector.lexical.tokens import query_terms
 from connector.scope import Scope
+from connector.telemetry import traced_recall
 from connector.threads import LazyPool
 
 if TYPE_CHECKING:
@@ -153,6 +154,7 @@ class EpisodicMemory:
         return CaseWriter(self).write(list(cases))
 
     # Reading -------------------------------------------------------------------------------------
+    @traced_recall
     def recall(
         self,
         customer_id: str,

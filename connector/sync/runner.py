@@ -51,6 +51,7 @@ from connector.sync.state import (
     stream_kinds,
 )
 from connector.sync.window import Window, next_watermark, window_for
+from connector.telemetry import TracingReporter
 
 if TYPE_CHECKING:
     from connector.memory import Memory
@@ -175,7 +176,7 @@ class SyncRunner:
     ) -> None:
         self.memory = memory
         self.adapter_factory = adapter_factory or default_adapter_factory(memory)
-        self.reporter: Reporter = reporter or NullReporter()
+        self.reporter: Reporter = TracingReporter(reporter or NullReporter())
         self.stop = stop or StopFlag()
 
     # Entry points ------------------------------------------------------------------------------
