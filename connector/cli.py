@@ -8,30 +8,29 @@ one-line message and a non-zero exit code a scheduler can act on.
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 from collections.abc import Sequence
 
 from connector import telemetry
+from connector.commands import (
+    context,
+    db,
+    doctor,
+    episodic,
+    fake_erp,
+    forget,
+    maintenance,
+    mcp,
+    schedule,
+    sync,
+)
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError
 from connector.redact import install_log_redaction, redact
 from connector.settings import Settings, TelemetrySettings, load_settings
 
-# Modules in connector.commands that provide register(subparsers). Missing ones are skipped so a
-# partial install (no optional extra) still has a working CLI.
-COMMAND_MODULES = (
-    "db",
-    "doctor",
-    "fake_erp",
-    "sync",
-    "schedule",
-    "episodic",
-    "maintenance",
-    "context",
-    "forget",
-    "mcp",
-)
+# Each provides register(subparsers); this order is the order of `connector --help`.
+COMMAND_MODULES = (db, doctor, fake_erp, sync, schedule, episodic, maintenance, context, forget, mcp)
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -50,13 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--otel-console", action="store_true", help="print OpenTelemetry spans and metrics to stderr"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"connector.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("connector.commands"):
-                continue
-            raise
+    for module in COMMAND_MODULES:
         module.register(sub)
     return parser
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -43,10 +42,3 @@ class FrozenClock:
 
     def advance(self, delta: timedelta | float) -> None:
         self._now += delta if isinstance(delta, timedelta) else timedelta(seconds=delta)
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-NowFn = Callable[[], datetime]

@@ -113,6 +113,6 @@ def test_generation_and_a_page_of_1000_are_fast() -> None:
     body = renderer.page(table.ordered()[2000:3000], shape, 2001)
     served = time.perf_counter() - started
     assert len(body) > 500_000
-    # Generous bounds for a loaded CI machine; `python -m connector.testing.acumatica_bench` measures.
+    # Generous bounds for a loaded CI machine; `python scripts/bench_fake_acumatica.py` measures.
     assert generated < 10.0
     assert served < 0.5

@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 
 import httpx
@@ -120,9 +121,25 @@ def test_fake_erp_serve_refuses_a_busy_port(
     assert f"cannot serve the fake acumatica on 127.0.0.1:{busy.port}" in capsys.readouterr().err
 
 
-def test_fake_erp_serve_without_the_fake_sap_is_a_clear_error(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setitem(sys.modules, "connector.testing.sap", None)  # as if it were not installed
-    assert main(["fake-erp", "serve", "--kind", "sap", "--sap-port", "0"]) == EXIT_CONFIG
-    assert "the fake SAP (connector.testing.sap) is not part of this installation" in capsys.readouterr().err
+def test_fake_erp_serve_sap_prints_settings_an_adapter_can_read_with() -> None:
+    process = _run_cli("--kind", "sap", "--sap-port", "0", "--customers", "7", "--vendors", "2")
+    try:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("Press Ctrl+C"):
+                break
+        output = "".join(lines)
+        assert re.search(r"Fake SAP serving at http://127\.0\.0\.1:\d+", output), output
+        block = output[output.index("[[tenants]]") : output.index("Press Ctrl+C")]
+        tenant = TenantSettings(**tomllib.loads(block)["tenants"][0])
+        with open_adapter(tenant, sync=SyncSettings()) as adapter:
+            parties = [r for p in adapter.read("BusinessPartner", None) for r in p.records]
+        assert sum(isinstance(r, PartyRecord) and r.kind == "customer" for r in parties) == 7
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

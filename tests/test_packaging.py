@@ -36,6 +36,12 @@ def test_wheel_installs_only_the_projects_own_top_level_package(wheel: Path) -> 
     assert "connector/erp/records.py" in names
 
 
+def test_wheel_ships_no_benchmark_or_stub_code(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if "bench" in n or "stub" in n] == []
+    assert "connector/testing/acumatica.py" in names  # the fake ERPs are the test kit users import
+
+
 def test_wheel_contains_prompts_config_and_console_script(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "connector/_data/config/connector.example.toml" in names

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sync_stub import StubAdapter
 from test_sync_runner import customer
 
 from connector.cli import main
@@ -17,7 +18,6 @@ from connector.memory import Memory
 from connector.settings import TenantSettings
 from connector.sync import runner as runner_module
 from connector.sync.locks import stream_lock
-from connector.sync.stub import StubAdapter
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+from sync_stub import StubAdapter
 from test_sync_runner import customer, make_memory, runner_for
 
 from connector.clock import FrozenClock
@@ -16,7 +17,6 @@ from connector.errors import AlreadyRunning
 from connector.sync.locks import advisory_key, lock_file_path, stream_lock
 from connector.sync.result import SyncReport
 from connector.sync.runner import SyncRunner
-from connector.sync.stub import StubAdapter
 
 
 def test_advisory_key_is_stable_and_distinct() -> None:

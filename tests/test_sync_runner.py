@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+from sync_stub import StubAdapter
 
 from connector.clock import FrozenClock
 from connector.db.upsert import document_t, party_t
@@ -21,7 +22,6 @@ from connector.sync.runlog import run_t
 from connector.sync.runner import SyncRunner
 from connector.sync.signals import StopFlag
 from connector.sync.state import state_t
-from connector.sync.stub import StubAdapter
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -392,23 +392,27 @@ def test_case_stream_triggers_episodic_ingest(engine: Engine, clock: FrozenClock
     assert "ingested 1 closed case(s) into episodic memory" in messages
 
 
-def test_missing_episodic_ingest_is_logged_not_fatal(engine: Engine, clock: FrozenClock) -> None:
+def test_failed_episodic_ingest_is_reported_and_the_cases_stay_stored(
+    engine: Engine, clock: FrozenClock
+) -> None:
     from connector.erp.records import CaseRecord
+    from connector.errors import StoreError
 
     erp = StubAdapter("acme")
     erp.add_stream("Case", "case")
-    erp.put("Case", CaseRecord("acme", "CS0001", "C001", source_modified_at=T0))
+    erp.put("Case", CaseRecord("acme", "CS0001", "C001", is_closed=True, source_modified_at=T0))
     memory = make_memory(engine, clock)
 
     class Episodic:
         def ingest_erp_cases(self, tenant: str) -> int:
-            raise NotImplementedError
+            raise StoreError("chroma is unreachable")
 
     memory.__dict__["episodic"] = Episodic()
-    messages: list[str] = []
-    report = runner_for(memory, erp, reporter=_Recorder(messages)).run()
-    assert report.ok
-    assert any("episodic ingest of ERP cases is not available" in m for m in messages)
+    report = runner_for(memory, erp, reporter=_Recorder([])).run()
+    (result,) = report.results
+    assert result.error == "episodic ingest failed: StoreError: chroma is unreachable"
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT external_id FROM crm_case")).scalars().all() == ["CS0001"]
 
 
 class _Recorder:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
+from sync_stub import StubAdapter
 from test_sync_runner import StopAfterPage, customer
 
 from connector.clock import FrozenClock
@@ -17,7 +18,6 @@ from connector.sync import runner as runner_module
 from connector.sync.progress import NullReporter
 from connector.sync.scheduler import build_scheduler, maintenance_job, run_scheduler, sync_job
 from connector.sync.signals import StopFlag
-from connector.sync.stub import StubAdapter
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 
@@ -58,21 +58,16 @@ def test_jobs_run_on_their_intervals_and_never_overlap(sqlite_engine: Engine) ->
     assert all(job.max_instances == 1 and job.coalesce for job in jobs.values())
 
 
-def test_maintenance_failure_or_missing_area_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
-    def missing() -> None:
-        raise NotImplementedError
-
+def test_maintenance_failure_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
     def broken() -> None:
         from connector.errors import StoreError
 
         raise StoreError("chroma is unreachable")
 
     caplog.set_level("INFO", logger="connector.schedule")
-    maintenance_job("retention", missing)()
     maintenance_job("decay", broken)()
     maintenance_job("consolidate", lambda: {"sessions": 0})()
     text = caplog.text
-    assert "maintenance retention skipped: not implemented" in text
     assert "maintenance decay failed: StoreError: chroma is unreachable" in text
     assert "maintenance consolidate done" in text
 

@@ -8,8 +8,6 @@ The fake SAP is imported only when asked for.
 from __future__ import annotations
 
 import argparse
-import importlib
-import inspect
 import signal
 import sys
 import threading
@@ -77,26 +75,15 @@ def _fake_acumatica(args: argparse.Namespace) -> Any:
 
 
 def _fake_sap(args: argparse.Namespace) -> Any:
-    try:
-        module = importlib.import_module("connector.testing.sap")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("connector.testing"):
-            raise ConfigError(
-                "the fake SAP (connector.testing.sap) is not part of this installation; use --kind acumatica"
-            ) from None
-        raise
-    fake_sap = getattr(module, "FakeSAP", None)
-    if fake_sap is None:
-        raise ConfigError("connector.testing.sap has no FakeSAP; use --kind acumatica")
-    wanted = {
-        "seed": args.seed,
-        "customers": args.customers,
-        "suppliers": args.vendors,
-        "sales_orders": args.sales_orders,
-        "billing_documents": args.invoices,
-    }
-    accepted = inspect.signature(fake_sap).parameters
-    return fake_sap(**{name: value for name, value in wanted.items() if name in accepted})
+    from connector.testing.sap import FakeSAP
+
+    return FakeSAP(
+        seed=args.seed,
+        customers=args.customers,
+        suppliers=args.vendors,
+        sales_orders=args.sales_orders,
+        billing_documents=args.invoices,
+    )
 
 
 def _toml_value(value: Any) -> str:

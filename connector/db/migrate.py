@@ -41,7 +41,3 @@ def current_revisions(engine: Engine) -> list[str]:
 
 def head_revisions(engine: Engine) -> list[str]:
     return sorted(ScriptDirectory.from_config(alembic_config(engine)).get_heads())
-
-
-def is_up_to_date(engine: Engine) -> bool:
-    return current_revisions(engine) == head_revisions(engine)

@@ -26,14 +26,6 @@ def _require_aware(name: str, value: datetime | None) -> None:
         raise ValueError(f"{name} must be timezone-aware, got a naive datetime")
 
 
-def to_utc(value: datetime | None) -> datetime | None:
-    """Aware UTC, or None. A naive datetime is refused rather than guessed."""
-    if value is None:
-        return None
-    _require_aware("datetime", value)
-    return value.astimezone(UTC)
-
-
 @dataclass(frozen=True, slots=True)
 class Contact:
     role: str  # "main", "billing", "primary", "remittance", "contact"

@@ -612,18 +612,9 @@ class SyncRunner:
 
     # After a Case stream -----------------------------------------------------------------------
     def _ingest_cases(self, result: StreamResult) -> None:
-        """Closed ERP cases become episodic entries; a missing implementation is not a sync failure."""
+        """Closed ERP cases become episodic entries; a failed ingest marks the stream (the cases stay)."""
         try:
             count = self.memory.episodic.ingest_erp_cases(result.tenant)
-        except NotImplementedError:
-            self.reporter.message(
-                "info",
-                "episodic ingest of ERP cases is not available (EpisodicMemory.ingest_erp_cases is not "
-                "implemented); the cases are in the crm_case table",
-                tenant=result.tenant,
-                stream=result.stream,
-            )
-            return
         except ConnectorError as exc:
             result.error = f"episodic ingest failed: {one_line(exc)}"
             self.reporter.message("error", result.error, tenant=result.tenant, stream=result.stream)

@@ -53,14 +53,11 @@ def sync_job(memory: Memory, tenant: str, stop: StopFlag, reporter: Reporter) ->
 
 
 def maintenance_job(name: str, action: Callable[[], Any]) -> Callable[[], None]:
-    """Wrap a maintenance call so a failure (or an area not built yet) is logged, not fatal."""
+    """Wrap a maintenance call so a failure is logged and the scheduler keeps running."""
 
     def run() -> None:
         try:
             report = action()
-        except NotImplementedError:
-            log.info("maintenance %s skipped: not implemented in this installation", name)
-            return
         except ConnectorError as exc:
             log.error("maintenance %s failed: %s: %s", name, type(exc).__name__, exc)
             return

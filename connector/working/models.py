@@ -8,8 +8,6 @@ from typing import Any, Literal
 
 from connector.errors import ConnectorError
 
-Role = Literal["user", "assistant", "tool"]
-PinKind = Literal["amount", "date", "document", "number", "text"]
 SummaryMode = Literal["llm", "non-llm"]
 ROLES: tuple[str, ...] = ("user", "assistant", "tool")
 

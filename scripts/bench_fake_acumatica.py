@@ -1,6 +1,6 @@
 """Measure the fake Acumatica: data generation, serving a page, a full read over loopback HTTP.
 
-``python -m connector.testing.acumatica_bench [--customers 100000] [--documents 200000]``
+``python scripts/bench_fake_acumatica.py [--customers 100000] [--documents 200000] [--read]``
 prints one line per measurement. Not a test: the numbers depend on the machine.
 """
 
