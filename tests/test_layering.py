@@ -60,3 +60,18 @@ def test_the_sync_job_does_not_load_an_erps_code_when_imported(graph: dict[str, 
 
 def test_no_runtime_import_cycle_between_packages(graph: dict[str, Any]) -> None:
     assert graph["cycles"] == []
+
+
+def test_the_schema_module_imports_every_areas_tables() -> None:
+    """A new area's ``tables.py`` forgotten in connector.schema would be missing from test cleanup
+    and from the models-vs-migrations comparison."""
+    import connector.schema
+
+    declared = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for path in (ROOT / "connector").rglob("tables.py")
+        if path.relative_to(ROOT).parts[1] != "adapters"
+    }
+    assert declared  # the walk found the areas
+    assert declared <= set(sys.modules), declared - set(sys.modules)
+    assert connector.schema.metadata.tables.keys() >= {"party", "sync_run", "episodic_entry"}
