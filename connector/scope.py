@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from connector.errors import ScopeError
+from connector.storable import is_storable
 
 _MAX_ID_LENGTH = 128
 
@@ -23,7 +24,7 @@ def require_id(value: object, what: str = "customer_id") -> str:
     stripped = value.strip()
     if not stripped:
         raise ScopeError(f"{what} is blank: memory is always scoped to one {what.removesuffix('_id')}")
-    if len(stripped) > _MAX_ID_LENGTH or any(ord(ch) < 32 for ch in stripped):
+    if len(stripped) > _MAX_ID_LENGTH or any(ord(ch) < 32 for ch in stripped) or not is_storable(stripped):
         raise ScopeError(f"{what} must be at most {_MAX_ID_LENGTH} printable characters")
     return stripped
 

@@ -170,7 +170,9 @@ class EmbeddingSettings(BaseModel):
 class SyncSettings(BaseModel):
     lookback_seconds: int = Field(default=300, ge=0)
     key_scan_interval_hours: float = Field(default=24.0, gt=0)
-    on_malformed_record: Literal["skip", "fail"] = "skip"
+    # "clean": skip records that cannot be mapped, store text no store can hold (NUL, lone
+    # surrogates) cleaned; "skip": skip both; "fail": fail the page. The run's problems name each.
+    on_malformed_record: Literal["clean", "skip", "fail"] = "clean"
     on_locked: Literal["wait", "exit"] = "exit"
     lock_wait_s: float = Field(default=600.0, ge=0)
     expected_lag_minutes: int = Field(default=60, ge=1)

@@ -217,6 +217,8 @@ class SyncRun(SQLModel, table=True):
     retries: int = 0
     duration_s: float | None = None
     error: str | None = Field(default=None, sa_column=sa.Column(sa.Text()))
+    # records skipped or cleaned, one line each naming the record's key (migration 0016)
+    problems: str | None = Field(default=None, sa_column=sa.Column(sa.Text()))
 
 
 #: SQLModel's shared registry: it holds every table whose module has been imported so far. Each area

@@ -32,6 +32,7 @@ from connector.episodic.models import RecordedCase, RecordStatus
 from connector.episodic.summary import Summary, embedding_text, summarise
 from connector.episodic.tables import LIVE
 from connector.scope import Scope, require_id
+from connector.storable import REPLACEMENT, storable, storable_text
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
@@ -80,7 +81,7 @@ def _text(value: object, what: str, *, required: bool) -> str:
         raise ValueError(f"{what} is empty: a case needs the customer's request")
     if len(value) > MAX_TEXT:
         raise ValueError(f"{what} is {len(value)} characters; at most {MAX_TEXT} are stored")
-    return value
+    return storable_text(value, nul=REPLACEMENT)  # a NUL or lone surrogate no store can hold
 
 
 def validate(
@@ -105,8 +106,8 @@ def validate(
         raise ValueError("occurred_at must be timezone-aware (UTC)")
     if isinstance(documents, str):
         raise ValueError("documents must be a sequence of document numbers, not one string")
-    docs = normalise_documents(documents)
-    extra = dict(metadata or {})
+    docs = normalise_documents([storable(d, nul="") for d in documents])
+    extra = storable(dict(metadata or {}), nul=REPLACEMENT)
     try:
         json.dumps(extra)
     except (TypeError, ValueError):

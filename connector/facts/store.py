@@ -29,6 +29,7 @@ from connector.facts.normalise import MAX_FACT_CHARS, clean_content, content_key
 from connector.facts.scope import FactScope
 from connector.facts.tables import fact_t, job_t
 from connector.scope import Scope
+from connector.storable import storable_text
 
 if TYPE_CHECKING:
     from connector.facts.models import ConsolidationReport, DecayReport
@@ -61,7 +62,7 @@ def check_importance(value: object) -> float:
 def check_content(value: object) -> str:
     if not isinstance(value, str):
         raise FactError(f"fact content must be a string, got {type(value).__name__}")
-    content = clean_content(value)
+    content = clean_content(storable_text(value, nul=" "))
     if not content:
         raise FactError("fact content is blank: say what was learned")
     if len(content) > MAX_FACT_CHARS:

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from connector.db.models import SyncRun
 
 run_t: sa.Table = SyncRun.__table__  # type: ignore[attr-defined]
+MAX_PROBLEM_LINES = 100
 
 
 @dataclass(slots=True)
@@ -47,6 +48,15 @@ class RunRecord:
     window_start: datetime | None
     window_end: datetime | None
     counters: RunCounters = field(default_factory=RunCounters)
+    problems: list[str] = field(default_factory=list)  # one line per skipped or cleaned record
+
+    def problems_text(self) -> str | None:
+        """The problems as stored: the first ``MAX_PROBLEM_LINES`` lines and how many more there were."""
+        if not self.problems:
+            return None
+        shown = self.problems[:MAX_PROBLEM_LINES]
+        more = len(self.problems) - len(shown)
+        return "\n".join(shown + ([f"... and {more} more"] if more else []))
 
 
 def abandon_stale_runs(conn: Connection, tenant: str, stream: str, now: datetime) -> int:
@@ -85,7 +95,11 @@ def start_run(
 
 
 def save_counters(conn: Connection, run: RunRecord) -> None:
-    conn.execute(run_t.update().where(run_t.c.id == run.id).values(**run.counters.as_values()))
+    conn.execute(
+        run_t.update()
+        .where(run_t.c.id == run.id)
+        .values(problems=run.problems_text(), **run.counters.as_values())
+    )
 
 
 def finish_run(
@@ -99,6 +113,7 @@ def finish_run(
             finished_at=finished_at,
             duration_s=(finished_at - run.started_at).total_seconds(),
             error=error,
+            problems=run.problems_text(),
             **run.counters.as_values(),
         )
     )

@@ -19,13 +19,14 @@ page, leaves the watermark where it was, and lets the adapter log out.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError, StatementError
 
 from connector.db.engine import safe_url
 from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_t, upsert_records
@@ -39,6 +40,7 @@ from connector.sync.gctune import automatic_gc_paused, page_committed
 from connector.sync.locks import Fence, stream_lock
 from connector.sync.prefetch import Prefetcher
 from connector.sync.progress import NullReporter, Reporter
+from connector.sync.repair import repair_page
 from connector.sync.result import StreamResult, SyncReport
 from connector.sync.runlog import RunRecord, abandon_stale_runs, finish_run, save_counters, start_run
 from connector.sync.signals import StopFlag
@@ -55,6 +57,8 @@ from connector.telemetry import TracingReporter
 
 if TYPE_CHECKING:
     from connector.memory import Memory
+
+log = logging.getLogger(__name__)
 
 _TABLES: dict[str, sa.Table] = {"party": party_t, "document": document_t, "case": case_t}
 _MAX_PASSES = 3
@@ -471,6 +475,27 @@ class SyncRunner:
         )
         if page_max is not None:
             sr.seen_max = page_max if sr.seen_max is None else max(sr.seen_max, page_max)
+        try:
+            self._write_page(sr, page, final=final)
+        except (StatementError, UnicodeError) as exc:
+            # A value no store can hold (a NUL, a lone surrogate)? Only now is the page searched.
+            notes = repair_page(page, self.memory.settings.sync.on_malformed_record, tenant=sr.tenant)
+            if not notes:
+                raise
+            for note in notes:
+                self.reporter.message("warning", note, tenant=sr.tenant, stream=sr.stream, page=number)
+            run.problems.extend(f"page {number}: {note}" for note in notes)
+            try:
+                self._write_page(sr, page, final=final)
+            except BaseException:
+                del run.problems[-len(notes) :]
+                raise
+            log.debug("page %s written after repair (first attempt: %s)", number, type(exc).__name__)
+
+    def _write_page(self, sr: _StreamRun, page: Page, *, final: bool) -> None:
+        """One page's transaction: fence, upsert, counters and (on the last page) the watermark."""
+        run = sr.run
+        assert run is not None
         counters = dataclasses.replace(run.counters)
         now = self.memory.clock.now()
         kinds = {record_kind(r) for r in page.records} - sr.known_kinds
@@ -522,10 +547,13 @@ class SyncRunner:
                 "(sync.on_malformed_record = 'fail')"
             )
         for problem in page.problems:
+            key, reason = getattr(problem, "key", None), getattr(problem, "reason", problem)
+            line = f"skipped malformed record {key!r}: {reason}"
+            assert sr.run is not None
+            sr.run.problems.append(f"page {number}: {line}")
             self.reporter.message(
                 "warning",
-                f"skipped malformed record {getattr(problem, 'key', None)!r}: "
-                f"{getattr(problem, 'reason', problem)}",
+                line,
                 tenant=sr.tenant,
                 stream=sr.stream,
                 page=number,

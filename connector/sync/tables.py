@@ -6,8 +6,12 @@ without loading the sync job.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
+
+from connector.db.types import UTCDateTime
 
 
 class SyncStreamKind(SQLModel, table=True):
@@ -25,3 +29,14 @@ class SyncStreamKind(SQLModel, table=True):
     stream: str = Field(max_length=64)
     record_type: str = Field(max_length=16)
     kind: str = Field(max_length=32)
+
+
+class ErpSession(SQLModel, table=True):
+    """The ERP session a sync run of a tenant holds, sealed (encrypted), so the next run can close it
+    if this one is killed before it logs out (ERPs limit concurrent API sessions per licence)."""
+
+    __tablename__ = "erp_session"
+
+    tenant: str = Field(max_length=64, primary_key=True)
+    opened_at: datetime = Field(sa_column=sa.Column(UTCDateTime(), nullable=False))
+    sealed: str = Field(sa_column=sa.Column(sa.Text(), nullable=False))

@@ -223,7 +223,7 @@ class Renderer:
         return "{" + ",".join(parts) + "}"
 
     def record(self, row: Row, shape: Shape, row_number: int) -> bytes:
-        return self.record_json(row, shape, row_number).encode()
+        return _utf8(self.record_json(row, shape, row_number))
 
     def page(self, rows: Sequence[Row], shape: Shape, first_row_number: int = 1) -> bytes:
         record = self.record_json
@@ -232,4 +232,10 @@ class Renderer:
             text = ",".join(record(row, shape, number) for number, row in enumerate(rows, first_row_number))
         finally:
             self._memo = None
-        return ("[" + text + "]").encode()
+        return _utf8("[" + text + "]")
+
+
+def _utf8(text: str) -> bytes:
+    """UTF-8; a lone surrogate (which UTF-8 cannot carry) goes out as its JSON escape ``\\udXXX``,
+    as a server that escapes non-ASCII sends it."""
+    return text.encode("utf-8", "backslashreplace")

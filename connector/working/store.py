@@ -27,6 +27,7 @@ from connector.errors import LLMError, ScopeError, StoreError
 from connector.llm import LLMClient
 from connector.resources import prompt_text
 from connector.scope import Scope, require_id
+from connector.storable import REPLACEMENT, storable_text
 from connector.working.models import (
     ROLES,
     FoldResult,
@@ -60,7 +61,7 @@ def _insert(conn: Connection, table: sa.Table) -> Any:
 
 
 def _clean_text(value: str) -> str:
-    return value.replace("\x00", "\ufffd")
+    return storable_text(value, nul=REPLACEMENT)
 
 
 def _turn(row: Any) -> Turn:

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from connector.llm import NON_LLM_LABEL
+from connector.storable import REPLACEMENT, storable_text
 from connector.working.models import PinnedValue, Turn
 
 GIST_CHARS = 160
@@ -38,9 +39,9 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (datetime, date)):
         return value.isoformat()
     if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
+        return storable_text(value, nul=REPLACEMENT)
     if isinstance(value, dict):
-        return {str(k).replace("\x00", "\ufffd"): json_safe(v) for k, v in value.items()}
+        return {storable_text(str(k), nul=REPLACEMENT): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
         return [json_safe(v) for v in items]
