@@ -10,6 +10,7 @@ is incremental and finds nothing new, recorded cases and turns are idempotent.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.table import Table
 
+from connector.commands.mcp import client_config
 from connector.db.upsert import document_t, party_t
 from connector.memory import Memory
 from connector.settings import Settings, load_settings
@@ -283,7 +285,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         markup=False,
         highlight=False,
     )
+    console.print("MCP client config (stdio) for an agent, IDE or desktop assistant (mcpServers):")
+    config = json.dumps(mcp_client_config(args.data_dir), indent=2)
+    console.print(config, markup=False, highlight=False, soft_wrap=True)
     return 0
+
+
+def mcp_client_config(data_dir: Path) -> dict[str, Any]:
+    """``connector mcp`` over this demo's stores, as an MCP client's ``mcpServers`` entry."""
+    env = {
+        "CONNECTOR_DATA_DIR": str(data_dir.resolve()),
+        "CONNECTOR_MCP__TENANTS": json.dumps([ACUMATICA, SAP]),
+    }
+    return client_config(command=[sys.executable, "-m", "connector.cli"], env=env)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client, StdioServerParameters
 
 from connector.demo import main
 
@@ -28,3 +32,23 @@ def test_demo_runs_twice_and_prints_contexts(tmp_path: Path, capsys: pytest.Capt
     assert main(args) == 0
     second = capsys.readouterr().out
     assert second.count("demo-dispute-") == first.count("demo-dispute-")
+    assert_the_printed_mcp_config_serves_the_demo(second)
+
+
+def assert_the_printed_mcp_config_serves_the_demo(out: str) -> None:
+    """The config block the demo prints starts a working MCP server over the demo's stores."""
+    config = json.loads(out[out.index('{\n  "mcpServers"') : out.rindex("}") + 1])
+    entry = config["mcpServers"]["erp-memory"]
+    customer = re.search(r"for customer (\S+)", out).group(1)  # type: ignore[union-attr]
+    env = entry["env"] | {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+
+    async def session() -> None:
+        async with Client(
+            StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+        ) as client:
+            result = await client.call_tool(
+                "get_context", {"customer_id": customer, "query": "What do I owe?"}
+            )
+            assert not result.is_error and "## ERP facts" in str(result.content[0])
+
+    anyio.run(session)

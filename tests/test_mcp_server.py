@@ -16,6 +16,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
+import sqlalchemy as sa
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
@@ -23,13 +24,14 @@ from sqlalchemy.engine import Engine
 from test_sync_faults import Rig, _rigs, rig_factory, sync_env
 
 from connector.cli import main
+from connector.db.upsert import document_t
 from connector.memory import Memory
 from connector.settings import Settings
 
 __all__ = ["rig_factory"]  # the fixture, re-used from the sync fault tests
 
 TOKEN = "test-token-0123456789abcdef"
-TOOLS = {"get_context", "recall_cases", "record_turn", "pin", "record_case", "learn"}
+TOOLS = {"get_context", "recall_cases", "lookup_document", "record_turn", "pin", "record_case", "learn"}
 
 
 def synced(rig_factory: Callable[..., Rig]) -> Rig:
@@ -46,6 +48,17 @@ def server_env(tmp_path: Path, rig: Rig, **extra: str) -> dict[str, str]:
 def local_memory(tmp_path: Path, rig: Rig) -> Memory:
     """The same stores the server process uses, in this process (real clock, like the server)."""
     return Memory(Settings(tenants=[rig.tenant], data_dir=tmp_path / "data"), engine=rig.engine, llm=None)
+
+
+def a_customer_document(rig: Rig) -> tuple[str, str]:
+    with rig.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(document_t.c.party_external_id, document_t.c.number)
+            .where(document_t.c.party_kind == "customer")
+            .order_by(document_t.c.number)
+            .limit(1)
+        ).one()
+    return str(row.party_external_id), str(row.number)
 
 
 def stdio_client(tmp_path: Path, env: dict[str, str]) -> Client:
@@ -74,7 +87,8 @@ def test_stdio_tools_match_the_library_and_see_recorded_turns(
     rig_factory: Callable[..., Rig], tmp_path: Path
 ) -> None:
     rig = synced(rig_factory)
-    customer = sorted(rig.fake.keys("Customer"))[0]
+    customer, number = a_customer_document(rig)
+    other = next(c for c in sorted(rig.fake.keys("Customer")) if c != customer)
     local = local_memory(tmp_path, rig)
 
     async def session() -> None:
@@ -113,6 +127,12 @@ def test_stdio_tools_match_the_library_and_see_recorded_turns(
             assert "Billed twice for INV-9" in text(recalled)
             learned = await client.call_tool("learn", {"customer_id": customer, "content": "Prefers e-mail"})
             assert not learned.is_error, text(learned)
+
+            found = await client.call_tool("lookup_document", {"customer_id": customer, "number": number})
+            assert not found.is_error and found.structured_content is not None, text(found)
+            assert found.structured_content["number"] == number and number in text(found)
+            missing = await client.call_tool("lookup_document", {"customer_id": other, "number": number})
+            assert missing.is_error and "no single document" in text(missing)
 
     run(session)
 

@@ -31,10 +31,20 @@ def register(sub: Any) -> None:
     parser.set_defaults(handler=_mcp)
 
 
-def client_config(*, http_url: str | None = None, token_env: str = "CONNECTOR_MCP_TOKEN") -> dict[str, Any]:
-    """The ``mcpServers`` block an MCP client (desktop assistant, IDE, agent platform) reads."""
+def client_config(
+    *,
+    http_url: str | None = None,
+    token_env: str = "CONNECTOR_MCP_TOKEN",
+    command: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The ``mcpServers`` block an MCP client (desktop assistant, IDE, agent platform) reads:
+    the command that starts ``connector mcp`` over stdio, or the URL and header for HTTP."""
     if http_url is None:
-        entry: dict[str, Any] = {"command": "connector", "args": ["mcp"]}
+        program, *args = command or ["connector"]
+        entry: dict[str, Any] = {"command": program, "args": [*args, "mcp"]}
+        if env:
+            entry["env"] = env
     else:
         entry = {"type": "http", "url": http_url, "headers": {"Authorization": f"Bearer ${{{token_env}}}"}}
     return {"mcpServers": {"erp-memory": entry}}

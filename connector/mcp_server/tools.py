@@ -65,6 +65,12 @@ Returns up to k cases, most similar first, each with its date, a factual summary
 resolution, a similarity score, the case id and the document numbers involved. Document numbers in the
 query (an invoice or order number) are matched exactly. Only this customer's cases are ever returned."""
 
+LOOKUP_DOCUMENT = """\
+Look up one of this customer's ERP documents (invoice, sales order, credit memo, bill) by its number,
+in any common spelling ("INV-004821", "inv 4821", "004821"): status, amounts and balance, dates, lines
+and the ERP's own fields, as of the last sync. Use it when the customer names a document that the
+context does not show in full. Another customer's document is reported as not found."""
+
 RECORD_TURN = """\
 Append one turn of the conversation to working memory, so the next get_context (from any worker)
 shows it: role is user, assistant, system or tool. For a tool call, give role "tool", the tool's name
@@ -107,6 +113,9 @@ class MemoryTools:
         writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
         server.add_tool(self.get_context, "get_context", description=GET_CONTEXT, annotations=read_only)
         server.add_tool(self.recall_cases, "recall_cases", description=RECALL_CASES, annotations=read_only)
+        server.add_tool(
+            self.lookup_document, "lookup_document", description=LOOKUP_DOCUMENT, annotations=read_only
+        )
         server.add_tool(self.record_turn, "record_turn", description=RECORD_TURN, annotations=writes)
         server.add_tool(self.pin, "pin", description=PIN, annotations=writes)
         server.add_tool(self.record_case, "record_case", description=RECORD_CASE, annotations=writes)
@@ -174,6 +183,26 @@ class MemoryTools:
             )
 
         return _guarded("recall_cases", recall)
+
+    def lookup_document(
+        self,
+        customer_id: CustomerId,
+        number: Annotated[str, Field(min_length=1, max_length=MAX_ID, description="The document's number.")],
+        party_kind: Annotated[
+            Literal["customer", "vendor"], Field(description='"vendor" when customer_id names a vendor.')
+        ] = "customer",
+        tenant: Tenant = None,
+    ) -> CallToolResult:
+        def lookup() -> CallToolResult:
+            scope = self.served.scope(customer_id, tenant)
+            found = self.memory.lookup_document(
+                scope.customer_id, number, tenant=scope.tenant, party_kind=party_kind
+            )
+            return CallToolResult(
+                content=[TextContent(type="text", text=found.text())], structured_content=json_safe(found)
+            )
+
+        return _guarded("lookup_document", lookup)
 
     def record_turn(
         self,
