@@ -1,8 +1,9 @@
-"""The Acumatica stream catalog: entity, keys, change field, ``$select``/``$expand`` and mapper.
+"""The Acumatica streams: declared in ``config/acumatica_streams.toml``, mapped by the code here.
 
-A stream's ``$select`` names exactly the fields its mapper reads; linked and detail entities
-(contacts, attributes, order lines) come only through ``$expand``. The change field differs by
-entity (``LastModified`` on SalesOrder, ``LastModifiedDateTime`` elsewhere).
+The catalog (data, like the SAP one) gives each stream's entity, keys, change field and
+``$select``/``$expand``; :data:`MAPPERS` gives the function that turns a record into a canonical
+one. A stream's ``$select`` names exactly the fields its mapper reads; linked and detail entities
+(contacts, attributes, order lines) come only through ``$expand``.
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 from connector.adapters.acumatica import mapping
 from connector.adapters.acumatica import values as v
+from connector.adapters.catalog import field_list, read_catalog
 from connector.erp.protocol import StreamSpec
 from connector.erp.records import Record
+from connector.errors import ConfigError
 
 Mapper = Callable[[Mapping[str, Any], str], Record]
 
@@ -58,160 +62,56 @@ class AcumaticaStream:
         return parts
 
 
-_CHANGED = "LastModifiedDateTime"
+CATALOG_FILE = "acumatica_streams.toml"
+_RECORD_TYPES = ("party", "document", "case")
 
-STREAMS: dict[str, AcumaticaStream] = {
-    stream.name: stream
-    for stream in (
-        AcumaticaStream(
-            name="Customer",
-            entity="Customer",
-            record_type="party",
-            key_fields=("CustomerID",),
-            change_field=_CHANGED,
-            select=(
-                "CustomerID",
-                "CustomerName",
-                "Status",
-                "CustomerClass",
-                "CurrencyID",
-                "CreditLimit",
-                "Terms",
-                "TaxZone",
-                "TaxRegistrationID",
-                "TaxExemptionNumber",
-                "PriceClassID",
-                "ParentRecord",
-                "Email",
-                _CHANGED,
-            ),
-            expand=(
-                "MainContact",
-                "BillingContact",
-                "PrimaryContact",
-                "Contacts",
-                "Attributes",
-                "CreditVerificationRules",
-            ),
-            mapper=mapping.map_customer,
-        ),
-        AcumaticaStream(
-            name="Vendor",
-            entity="Vendor",
-            record_type="party",
-            key_fields=("VendorID",),
-            change_field=_CHANGED,
-            select=(
-                "VendorID",
-                "VendorName",
-                "LegalName",
-                "Status",
-                "VendorClass",
-                "CurrencyID",
-                "Terms",
-                "TaxZone",
-                "TaxRegistrationID",
-                "PaymentMethod",
-                _CHANGED,
-            ),
-            expand=("MainContact", "RemittanceContact", "Attributes"),
-            mapper=mapping.map_vendor,
-        ),
-        AcumaticaStream(
-            name="Invoice",
-            entity="Invoice",
-            record_type="document",
-            key_fields=("Type", "ReferenceNbr"),
-            change_field=_CHANGED,
-            select=(
-                "Type",
-                "ReferenceNbr",
-                "Customer",
-                "Date",
-                "DueDate",
-                "Status",
-                "Amount",
-                "Balance",
-                "CurrencyID",
-                "Terms",
-                "Description",
-                _CHANGED,
-            ),
-            expand=(),
-            mapper=mapping.map_invoice,
-        ),
-        AcumaticaStream(
-            name="SalesOrder",
-            entity="SalesOrder",
-            record_type="document",
-            key_fields=("OrderType", "OrderNbr"),
-            change_field="LastModified",
-            select=(
-                "OrderType",
-                "OrderNbr",
-                "CustomerID",
-                "CustomerOrder",
-                "Date",
-                "RequestedOn",
-                "Status",
-                "CurrencyID",
-                "OrderTotal",
-                "Hold",
-                "CreditHold",
-                "Description",
-                "LastModified",
-            ),
-            expand=("Details",),
-            mapper=mapping.map_sales_order,
-        ),
-        AcumaticaStream(
-            name="Bill",
-            entity="Bill",
-            record_type="document",
-            key_fields=("Type", "ReferenceNbr"),
-            change_field=_CHANGED,
-            select=(
-                "Type",
-                "ReferenceNbr",
-                "Vendor",
-                "VendorRef",
-                "Status",
-                "Amount",
-                "Balance",
-                "Date",
-                "DueDate",
-                "CurrencyID",
-                "Terms",
-                "Description",
-                _CHANGED,
-            ),
-            expand=(),
-            mapper=mapping.map_bill,
-        ),
-        AcumaticaStream(
-            name="Case",
-            entity="Case",
-            record_type="case",
-            key_fields=("CaseID",),
-            change_field=_CHANGED,
-            select=(
-                "CaseID",
-                "Subject",
-                "Status",
-                "Reason",
-                "Priority",
-                "Severity",
-                "ClassID",
-                "BusinessAccount",
-                "ContactID",
-                "Owner",
-                "DateReported",
-                "ClosingDate",
-                "Description",
-                _CHANGED,
-            ),
-            expand=(),
-            mapper=mapping.map_case,
-        ),
-    )
+#: The code half of a stream: how its records become canonical ones, by stream name.
+MAPPERS: dict[str, Mapper] = {
+    "Customer": mapping.map_customer,
+    "Vendor": mapping.map_vendor,
+    "Invoice": mapping.map_invoice,
+    "SalesOrder": mapping.map_sales_order,
+    "Bill": mapping.map_bill,
+    "Case": mapping.map_case,
 }
+
+
+def parse_streams(raw: dict[str, Any]) -> dict[str, AcumaticaStream]:
+    """Validate a parsed catalog; an entry that cannot be read is a ConfigError naming it."""
+    streams: dict[str, AcumaticaStream] = {}
+    for name, spec in raw.get("streams", {}).items():
+        where = f"acumatica catalog: streams.{name}"
+        mapper = MAPPERS.get(name)
+        if mapper is None:
+            raise ConfigError(f"{where}: no mapper for this stream; known: {', '.join(MAPPERS)}")
+        try:
+            entity, record_type, changed = str(spec["entity"]), spec["record_type"], str(spec["changed"])
+            key_fields = field_list(f"{where}.key", spec["key"], allow_text=True)
+            select = field_list(f"{where}.select", spec["select"])
+        except KeyError as exc:
+            raise ConfigError(f"{where}: missing {exc.args[0]!r}") from None
+        if record_type not in _RECORD_TYPES:
+            raise ConfigError(f"{where}: record_type must be one of {', '.join(_RECORD_TYPES)}")
+        absent = [f for f in (*key_fields, changed) if f not in select]
+        if absent:
+            raise ConfigError(f"{where}: select must name the key and change fields; missing {absent}")
+        streams[name] = AcumaticaStream(
+            name=name,
+            entity=entity,
+            record_type=record_type,
+            key_fields=key_fields,
+            change_field=changed,
+            select=select,
+            expand=field_list(f"{where}.expand", spec.get("expand", [])),
+            mapper=mapper,
+        )
+    return streams
+
+
+def load_streams(path: Path | None = None) -> dict[str, AcumaticaStream]:
+    """The catalog at ``path`` (default: the shipped ``config/acumatica_streams.toml``)."""
+    return parse_streams(read_catalog("acumatica catalog", path, CATALOG_FILE))
+
+
+#: The shipped catalog, read once.
+STREAMS: dict[str, AcumaticaStream] = load_streams()

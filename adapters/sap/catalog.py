@@ -1,20 +1,20 @@
 """The SAP stream catalog (``config/sap_streams.toml``): services, entity types and streams.
 
-The catalog is data, not code, so a customer adds a field or an expansion without a release. It is
+The catalog is data, not code (as the Acumatica one, ``config/acumatica_streams.toml``), so a
+customer adds a field or an expansion without a release. It is
 validated once at load: a stream that names an unknown service, entity or navigation, or a field
 with an unknown type, is a :class:`~connector.errors.ConfigError` naming the offending entry.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
+from connector.adapters.catalog import read_catalog
 from connector.errors import ConfigError
-from connector.resources import config_dir
 
 FieldType = Literal["string", "bool", "int", "decimal", "date", "datetime", "time"]
 ODataVersion = Literal["v2", "v4"]
@@ -162,17 +162,9 @@ def load_catalog(path: Path | None = None) -> Catalog:
     """The catalog from ``path`` (default: the shipped ``config/sap_streams.toml``)."""
     if path is None:
         return _default_catalog()
-    return _load(path)
-
-
-def _load(path: Path) -> Catalog:
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"sap catalog {path.name}: cannot read it ({type(exc).__name__}: {exc})") from None
-    return parse_catalog(raw)
+    return parse_catalog(read_catalog("sap catalog", path, CATALOG_FILE))
 
 
 @lru_cache(maxsize=1)
 def _default_catalog() -> Catalog:
-    return _load(config_dir() / CATALOG_FILE)
+    return parse_catalog(read_catalog("sap catalog", None, CATALOG_FILE))
