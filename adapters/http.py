@@ -8,12 +8,13 @@ only the dialect of error bodies differs, and that is a pluggable :data:`ErrorDe
 API
 ---
 ``HttpClient(base_url, *, erp, decode_error, traffic=TrafficPolicy(), clock=None, transport=None,
-reauthenticate=None, headers=None, limits=None)``
+auth=None, headers=None, limits=None)``
     ``request(method, url, *, params=None, json=None, data=None, headers=None, reauth=True,
     retry=True) -> httpx.Response`` and ``request_json(...) -> Any`` (JSON parsed inside the
     retried unit, so a truncated body is retried like a transport error). Non-2xx answers raise
-    the :class:`~connector.errors.ERPError` that ``decode_error`` builds. A :class:`SessionExpired`
-    (401) calls ``reauthenticate()`` and retries that request once. ``request_count``,
+    the :class:`~connector.errors.ERPError` that ``decode_error`` builds. Each request runs inside
+    ``auth.auth_flow`` (:class:`~connector.adapters.auth.LoginFlow`): a :class:`SessionExpired`
+    (401) lets the flow log in again and the request is retried once. ``request_count``,
     ``retry_count``, ``throttle_wait_s``, ``cookies`` and ``close()`` are public.
 ``TrafficPolicy.from_tenant(tenant)``
     Request rate, concurrency, timeouts and retry budget from ``TenantSettings``.
@@ -55,6 +56,7 @@ import httpx
 import orjson
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
+from connector.adapters.auth import LoginFlow
 from connector.clock import Clock, SystemClock
 from connector.errors import (
     ERPAuthError,
@@ -74,6 +76,8 @@ T = TypeVar("T")
 
 #: The default clock. One instance, so clients without an injected clock share their traffic limits.
 SYSTEM_CLOCK: Clock = SystemClock()
+
+_FLOW_DONE = object()
 
 #: Builds the error for a non-2xx response; the second argument is the parsed ``Retry-After``.
 ErrorDecoder = Callable[[httpx.Response, float | None], ERPError]
@@ -412,7 +416,7 @@ class HttpClient:
         traffic: TrafficPolicy | None = None,
         clock: Clock | None = None,
         transport: httpx.BaseTransport | None = None,
-        reauthenticate: Callable[[], None] | None = None,
+        auth: LoginFlow | None = None,
         headers: Mapping[str, str] | None = None,
         limits: TrafficLimits | None = None,
     ) -> None:
@@ -420,7 +424,7 @@ class HttpClient:
         self.traffic = traffic or TrafficPolicy()
         self._clock: Clock = clock or SYSTEM_CLOCK
         self._decode_error = decode_error
-        self.reauthenticate = reauthenticate
+        self.auth = auth
         self._limits = limits or TrafficLimits.create(
             self.traffic.requests_per_minute, self.traffic.max_concurrency, self._clock
         )
@@ -514,16 +518,15 @@ class HttpClient:
         return self._call(send_and_parse, reauth=reauth, retry=retry)
 
     def _call(self, attempt: Callable[[], T], *, reauth: bool, retry: bool) -> T:
-        reauthenticated = False
+        """Send inside the login flow: it may renew a credential first, and once after a 401."""
+        flow = self.auth.auth_flow(self) if reauth and self.auth is not None else iter((None,))
+        next(flow)
         while True:
             try:
                 return self._with_retries(attempt) if retry else attempt()
             except SessionExpired:
-                if not reauth or self.reauthenticate is None or reauthenticated:
+                if next(flow, _FLOW_DONE) is _FLOW_DONE:
                     raise
-                reauthenticated = True
-                log.info("%s session expired (401); logging in again and retrying once", self.erp)
-                self.reauthenticate()
 
     def _with_retries(self, attempt: Callable[[], T]) -> T:
         retrying = Retrying(

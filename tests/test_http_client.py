@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 import respx
 
+from connector.adapters.auth import LoginFlow
 from connector.adapters.http import (
     Action,
     HttpClient,
@@ -39,12 +41,25 @@ BASE = "https://erp.test"
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 
 
+class _CallbackLogin(LoginFlow):
+    """A login flow whose refresh only calls back, to count the logins a 401 causes."""
+
+    def __init__(self, on_refresh: Callable[[], None]) -> None:
+        self.on_refresh = on_refresh
+
+    def login(self, http: HttpClient) -> None:
+        return None
+
+    def refresh(self, http: HttpClient) -> None:
+        self.on_refresh()
+
+
 def make_client(
     clock: FrozenClock,
     *,
     max_retries: int = 3,
     jitter: float = 0.0,
-    reauthenticate: object = None,
+    reauthenticate: Callable[[], None] | None = None,
     rpm: int = 60_000,
 ) -> HttpClient:
     policy = TrafficPolicy(
@@ -57,7 +72,7 @@ def make_client(
         decode_error=default_decoder("TestERP"),
         traffic=policy,
         clock=clock,
-        reauthenticate=reauthenticate,  # type: ignore[arg-type]
+        auth=_CallbackLogin(reauthenticate) if reauthenticate is not None else None,
     )
 
 
@@ -218,6 +233,19 @@ def test_a_second_401_after_relogin_is_raised() -> None:
     with pytest.raises(SessionExpired):
         client.request("GET", "/items")
     assert logins == [1]
+
+
+@respx.mock
+def test_a_login_flow_that_cannot_refresh_lets_the_first_401_stand() -> None:
+    clock = FrozenClock(NOW)
+    logins: list[int] = []
+    route = respx.get(f"{BASE}/items").mock(return_value=httpx.Response(401))
+    client = make_client(clock, reauthenticate=lambda: logins.append(1))
+    assert isinstance(client.auth, _CallbackLogin)
+    client.auth.refreshes = False  # static credentials: a 401 means they are wrong
+    with pytest.raises(SessionExpired):
+        client.request("GET", "/items")
+    assert logins == [] and route.call_count == 1
 
 
 @respx.mock

@@ -1,17 +1,18 @@
 """Logging in to Acumatica: a cookie session or an OAuth 2.0 resource-owner password token.
 
-Both are small objects with ``login``, ``relogin`` (after a 401), ``before_request`` (proactive
-token refresh) and ``logout``. Logout never raises: it runs on the way out of an error, where
-the original error must win. There is no client-credentials flow in Acumatica, by design.
-Secrets are read from ``SecretStr`` only at the moment they are sent.
+Each is a :class:`~connector.adapters.auth.LoginFlow` (the shape the SAP login has too): ``login``,
+``refresh`` after a 401, ``before_request`` (proactive token refresh) and ``logout``, which never
+raises. There is no client-credentials flow in Acumatica, by design. Secrets are read from
+``SecretStr`` only at the moment they are sent.
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
+from connector.adapters.auth import LoginFlow
 from connector.adapters.http import HttpClient
 from connector.clock import Clock
 from connector.errors import ConfigError, ERPAuthError, ERPError, ERPProtocolError
@@ -24,16 +25,6 @@ LOGOUT_PATH = "/entity/auth/logout"
 TOKEN_PATH = "/identity/connect/token"
 OAUTH_SCOPE = "api offline_access"
 _REFRESH_MARGIN = timedelta(seconds=60)
-
-
-class Authenticator(Protocol):
-    def login(self, http: HttpClient) -> None: ...
-
-    def relogin(self, http: HttpClient) -> None: ...
-
-    def before_request(self, http: HttpClient) -> None: ...
-
-    def logout(self, http: HttpClient) -> None: ...
 
 
 def _required(tenant: TenantSettings, *names: str) -> None:
@@ -56,7 +47,7 @@ def _logout_quietly(http: HttpClient, tenant: str) -> None:
         )
 
 
-class SessionLogin:
+class SessionLogin(LoginFlow):
     """Cookie session: ``POST /entity/auth/login`` (204 + cookies), ``POST /entity/auth/logout``."""
 
     def __init__(self, tenant: TenantSettings) -> None:
@@ -85,13 +76,10 @@ class SessionLogin:
         self.logged_in = True
         log.info("logged in to Acumatica tenant %s as %s", self._tenant.name, self._tenant.username)
 
-    def relogin(self, http: HttpClient) -> None:
+    def refresh(self, http: HttpClient) -> None:
         http.cookies.clear()
         self.logged_in = False
         self.login(http)
-
-    def before_request(self, http: HttpClient) -> None:
-        return None
 
     def logout(self, http: HttpClient) -> None:
         if not self.logged_in:
@@ -103,7 +91,7 @@ class SessionLogin:
             http.cookies.clear()
 
 
-class OAuthPasswordLogin:
+class OAuthPasswordLogin(LoginFlow):
     """OAuth 2.0 resource-owner password flow with refresh tokens (scope ``offline_access``)."""
 
     def __init__(self, tenant: TenantSettings, clock: Clock) -> None:
@@ -163,9 +151,6 @@ class OAuthPasswordLogin:
                 log.info("Acumatica refresh token refused for tenant %s; logging in again", self._tenant.name)
         self.login(http)
 
-    def relogin(self, http: HttpClient) -> None:
-        self.refresh(http)
-
     def before_request(self, http: HttpClient) -> None:
         if self.expires_at is not None and self._clock.now() >= self.expires_at - _REFRESH_MARGIN:
             self.refresh(http)
@@ -182,7 +167,7 @@ class OAuthPasswordLogin:
             self.expires_at = None
 
 
-def authenticator_for(tenant: TenantSettings, clock: Clock) -> Authenticator:
+def login_flow_for(tenant: TenantSettings, clock: Clock) -> LoginFlow:
     if tenant.auth == "session":
         return SessionLogin(tenant)
     if tenant.auth == "oauth":

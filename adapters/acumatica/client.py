@@ -2,7 +2,7 @@
 
 Knows URLs, authentication and response shapes; nothing about streams or canonical records.
 Every request goes through :class:`connector.adapters.http.HttpClient` (retries, limits, error table); a
-401 logs in again once through the authenticator.
+401 logs in again once through the tenant's :class:`~connector.adapters.auth.LoginFlow`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from urllib.parse import quote
 
 import httpx
 
-from connector.adapters.acumatica.auth import Authenticator, authenticator_for
+from connector.adapters.acumatica.auth import login_flow_for
 from connector.adapters.acumatica.errors import ERP_NAME, decoder
+from connector.adapters.auth import LoginFlow
 from connector.adapters.http import SYSTEM_CLOCK, HttpClient, TrafficLimits, TrafficPolicy
 from connector.clock import Clock
 from connector.errors import ERPProtocolError
@@ -76,7 +77,7 @@ class AcumaticaClient:
     ) -> None:
         self.tenant = tenant
         self._clock: Clock = clock or SYSTEM_CLOCK
-        self._auth: Authenticator = authenticator_for(tenant, self._clock)
+        self._auth: LoginFlow = login_flow_for(tenant, self._clock)
         policy = traffic or TrafficPolicy.from_tenant(tenant)
         self.http = HttpClient(
             tenant.base_url,
@@ -85,7 +86,7 @@ class AcumaticaClient:
             traffic=policy,
             clock=self._clock,
             transport=transport,
-            reauthenticate=self._relogin,
+            auth=self._auth,
             limits=TrafficLimits.shared(
                 f"acumatica|{tenant.base_url}|{tenant.company or ''}",
                 policy.requests_per_minute,
@@ -113,9 +114,6 @@ class AcumaticaClient:
         finally:
             self.http.close()
 
-    def _relogin(self) -> None:
-        self._auth.relogin(self.http)
-
     # Requests --------------------------------------------------------------------------------
     def discover_version(self) -> str:
         index = self.http.request_json("GET", "/entity")
@@ -131,7 +129,6 @@ class AcumaticaClient:
 
     def list(self, entity: str, params: Mapping[str, str]) -> list[Any]:
         """One ``GET`` of an entity list; the body must be a bare JSON array."""
-        self._auth.before_request(self.http)
         body = self.http.request_json("GET", self.entity_path(entity), params=params)
         if not isinstance(body, list):
             raise ERPProtocolError(
@@ -141,7 +138,6 @@ class AcumaticaClient:
 
     def get(self, entity: str, keys: tuple[str, ...], params: Mapping[str, str]) -> dict[str, Any]:
         """One record by its key values; a missing record raises ERPNotFound."""
-        self._auth.before_request(self.http)
         body = self.http.request_json("GET", self.entity_path(entity, keys), params=params)
         if not isinstance(body, dict):
             raise ERPProtocolError(

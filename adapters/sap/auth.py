@@ -1,9 +1,10 @@
 """SAP authentication: basic (communication user), OAuth 2.0 client credentials, or the API hub key.
 
-Basic and API-key credentials are static headers. OAuth tokens are fetched from ``token_url``,
-cached until shortly before they expire, and fetched again when SAP answers 401 (the HTTP client
-calls :meth:`SAPAuth.refresh` and retries that request once). Secrets stay in ``SecretStr`` until
-they are put into a header; no message or log line ever contains one.
+One :class:`~connector.adapters.auth.LoginFlow`, the shape the Acumatica logins have too. Basic and
+API-key credentials are static headers (nothing to log in to, and a 401 means they are wrong).
+OAuth tokens are fetched from ``token_url`` at login, renewed shortly before they expire, and
+fetched again when SAP answers 401 (the flow's ``refresh``; the request is retried once). Secrets
+stay in ``SecretStr`` until they are put into a header; no message or log line ever contains one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
+from connector.adapters.auth import LoginFlow
 from connector.adapters.http import HttpClient, SessionExpired, safe_url
 from connector.clock import Clock
 from connector.errors import ConfigError, ERPAuthError, ERPProtocolError
@@ -42,7 +44,7 @@ class _Token:
     refresh_at: datetime
 
 
-class SAPAuth:
+class SAPLogin(LoginFlow):
     """The tenant's SAP credentials, validated at construction (a missing one is a ConfigError)."""
 
     def __init__(self, tenant: TenantSettings, clock: Clock) -> None:
@@ -50,6 +52,7 @@ class SAPAuth:
         self._clock = clock
         self._token: _Token | None = None
         self.kind: AuthKind = self._kind(tenant)
+        self.refreshes = self.kind == "oauth"  # a 401 with static credentials means they are wrong
         self.token_fetches = 0
         self._require()
 
@@ -93,7 +96,11 @@ class SAPAuth:
     def uses_tokens(self) -> bool:
         return self.kind == "oauth"
 
-    def ensure(self, http: HttpClient) -> None:
+    def login(self, http: HttpClient) -> None:
+        """Fetch the OAuth token up front, so a bad credential fails before any read."""
+        self.before_request(http)
+
+    def before_request(self, http: HttpClient) -> None:
         """Fetch a token when there is none or it is about to expire (OAuth only)."""
         if self.kind == "oauth" and (self._token is None or self._clock.now() >= self._token.refresh_at):
             self.refresh(http)

@@ -27,7 +27,7 @@ from connector.adapters.http import (
     error_for_action,
     safe_url,
 )
-from connector.adapters.sap.auth import SAPAuth
+from connector.adapters.sap.auth import SAPLogin
 from connector.adapters.sap.catalog import ODataVersion
 from connector.adapters.sap.odata import parse_error
 from connector.clock import Clock, SystemClock
@@ -128,7 +128,7 @@ class SAPClient:
         self.tenant = tenant
         self.version: ODataVersion = tenant.odata_version
         clock = clock or SystemClock()
-        self.auth = SAPAuth(tenant, clock)
+        self.auth = SAPLogin(tenant, clock)
         traffic = TrafficPolicy.from_tenant(tenant)
         self.http = HttpClient(
             tenant.base_url,
@@ -137,7 +137,7 @@ class SAPClient:
             traffic=traffic,
             clock=clock,
             transport=SapMessageLog(transport or httpx.HTTPTransport()),
-            reauthenticate=self._reauthenticate if self.auth.uses_tokens else None,
+            auth=self.auth,
             headers={"Accept": ACCEPT[self.version], **self.auth.static_headers()},
             limits=TrafficLimits.shared(
                 f"sap:{tenant.name}", tenant.requests_per_minute, tenant.max_concurrency, clock
@@ -149,14 +149,14 @@ class SAPClient:
         return httpx.URL(self.tenant.base_url)
 
     def open(self) -> None:
-        """Fetch the OAuth token up front, so a bad credential fails before any read."""
-        self.auth.ensure(self.http)
+        """Log in (fetch the OAuth token up front, so a bad credential fails before any read)."""
+        self.auth.login(self.http)
 
     def close(self) -> None:
-        self.http.close()
-
-    def _reauthenticate(self) -> None:
-        self.auth.refresh(self.http)
+        try:
+            self.auth.logout(self.http)
+        finally:
+            self.http.close()
 
     def get_json(self, url: str, params: dict[str, str] | None = None) -> Any:
         """GET ``url`` with ``params`` and ``sap-client``.
@@ -165,7 +165,6 @@ class SAPClient:
         came, with ``sap-client`` appended only when the link lacks it (httpx would otherwise
         replace the link's own query).
         """
-        self.auth.ensure(self.http)
         client = self.tenant.sap_client
         merged: dict[str, str] | None = None
         if params is None:
