@@ -36,7 +36,10 @@ def full_memory(sqlite_engine: Engine, settings: Settings) -> Memory:
         )
     memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_invoice",
                        tool_result={"ReferenceNbr": "INV-004821", "Amount": "18250.40"})  # fmt: skip
-    turns = [NewTurn("user" if i % 2 == 0 else "assistant", f"turn {i}: {WORDS}") for i in range(80)]
+    turns = [
+        NewTurn("user" if i % 2 == 0 else "assistant", f"turn {i} on SO-{i:06d} for {i}.50 USD: {WORDS}")
+        for i in range(80)
+    ]
     for start in range(0, 80, 10):
         memory.working.record_turns("s-1", "ABARTENDE", turns[start : start + 10])
     return memory

@@ -42,7 +42,7 @@ def test_sections_come_in_the_fixed_order(memory: Memory) -> None:
         "## Learned facts",
         "## Similar past cases",
         "## Conversation summary",
-        "## Recent turns",
+        "## Recent turns (turn 1)",
     ]
     assert [s.name for s in result.sections] == list(SECTION_ORDER)
     assert SECTION_ORDER == ("today", "erp_facts", "open_documents", "pinned", "learned_facts", "past_cases",

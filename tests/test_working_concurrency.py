@@ -24,7 +24,7 @@ def _append(url: str, data_dir: str, name: str, start: Any) -> None:
     memory = Memory(settings, clock=FrozenClock(), llm=None)
     start.wait(timeout=60)
     for i in range(TURNS_PER_PROCESS):
-        memory.record_turn("shared", "C1", "user", f"{name}-{i}")
+        memory.record_turn("shared", "C1", "user", f"{name}-{i} INV-{ord(name) * 100 + i:06d}")
 
 
 def test_two_processes_append_to_one_session(engine: Engine, tmp_path: Any, settings: Settings) -> None:
@@ -44,8 +44,10 @@ def test_two_processes_append_to_one_session(engine: Engine, tmp_path: Any, sett
     assert [int(line[1 : line.index("]")]) for line in lines] == list(range(1, 2 * TURNS_PER_PROCESS + 1))
     for name in ("a", "b"):
         mine = [line.split(": ", 1)[1] for line in lines if f": {name}-" in line]
-        assert mine == [f"{name}-{i}" for i in range(TURNS_PER_PROCESS)]
+        assert mine == [f"{name}-{i} INV-{ord(name) * 100 + i:06d}" for i in range(TURNS_PER_PROCESS)]
     state = memory.working.state("shared")
     assert state.summary is not None
-    folded = [line for line in state.summary.splitlines() if line.startswith("#")]
-    assert [int(line[1 : line.index(" ")]) for line in folded] == list(range(1, state.summary_upto_seq + 1))
+    # Each turn names its own invoice: every folded turn is in the summary, at its own seq.
+    folded = [line for line in state.summary.splitlines() if line.startswith("INV-")]
+    seqs = sorted(int(line.split("(turn ", 1)[1].split(")")[0]) for line in folded)
+    assert seqs == list(range(1, state.summary_upto_seq + 1))

@@ -23,13 +23,13 @@ from connector.context.documents import (
     named_documents,
     ranked_documents,
 )
+from connector.context.headings import summary_heading, turns_heading
 from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
 from connector.context.query import ContextInputError, clean_query
 from connector.context.references import MAX_REFERENCES, parse_references
 from connector.context.render import render
 from connector.context.sources import close_matches, load_party, stream_freshness
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
-from connector.llm import NON_LLM_LABEL
 from connector.scope import Scope, require_id
 from connector.telemetry import traced_context
 from connector.threads import LazyPool
@@ -290,13 +290,14 @@ class ContextBuilder:
         counter = token_counter(cfg.tokenizer)
         costs = Costs(counter, max_chars=max(4000, budget * 8))
         shares = dict(cfg.shares)
-        summary_label = ""
-        if state is not None and state.summary:
-            mode = NON_LLM_LABEL if state.summary_mode == "non-llm" else "LLM summary"
-            summary_label = f" ({mode}; turns 1-{state.summary_upto_seq})"
         as_of_text = f"{erp_as_of:%Y-%m-%d %H:%M} UTC"
 
+        summary_lines = len(candidates["summary"]) + older_summary_lines
+
         def text_of(allocation: Allocation | None, notes: Sequence[str]) -> str:
+            def chosen_of(section: str) -> list[Chosen]:
+                return allocation.chosen[section] if allocation is not None else []
+
             bodies = {s: "" for s in SECTION_ORDER}
             if allocation is not None:
                 for s in SECTION_ORDER:
@@ -307,7 +308,8 @@ class ContextBuilder:
             return render(
                 party_kind=party_kind,
                 customer_id=scope.customer_id, tenant=scope.tenant, erp_as_of=as_of_text,
-                summary_label=summary_label, warnings=notes, bodies=bodies,
+                summary_label=summary_heading(state, chosen_of("summary"), summary_lines),
+                turns_label=turns_heading(state, chosen_of("recent_turns")), warnings=notes, bodies=bodies,
             )  # fmt: skip
 
         def with_not_shown(allocation: Allocation) -> Allocation:

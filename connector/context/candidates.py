@@ -21,6 +21,7 @@ from connector.context.money import totals as totals_text
 from connector.context.quote import one_line, quote
 from connector.context.sources import CustomerFacts
 from connector.working.models import PinnedValue, SessionState, Turn
+from connector.working.summary import DECISIONS, OTHER
 from connector.working.text import compact_json
 
 
@@ -338,10 +339,11 @@ def case_items(hits: Sequence[Any]) -> list[Candidate]:
 
 
 def summary_items(state: SessionState, max_chars: int) -> tuple[list[Candidate], int]:
-    """A non-LLM summary is split into its lines (newest kept longest); an LLM summary is one item.
+    """A non-LLM summary is split into its lines; an LLM summary is one item.
 
-    Only the newest lines that could fit at all (``max_chars`` in total) become candidates; the
-    second value counts the older lines left out.
+    Non-LLM lines are one per document (shown and kept in order of first mention), then the
+    decisions and the other values, which go first when the budget is short. Only lines that
+    could fit at all (``max_chars`` in total) become candidates; the second value counts the rest.
     """
     if not state.summary:
         return [], 0
@@ -349,17 +351,17 @@ def summary_items(state: SessionState, max_chars: int) -> tuple[list[Candidate],
     source = f"summary:{sid}@{state.summary_upto_seq}"
     if state.summary_mode != "non-llm":
         return [Candidate("summary", source, "", state.summary)], 0
-    lines = [line for line in state.summary.split("\n")[1:] if line.strip()]
-    first, total = len(lines), 0
-    while first > 0 and total + len(lines[first - 1]) <= max_chars:
-        first -= 1
-        total += len(lines[first])
-    n = len(lines)
-    items = [
-        Candidate("summary", f"{source}/{i + 1}", "", lines[i], rank=n - 1 - i, order=i)
-        for i in range(first, n)
-    ]
-    return items, first
+    lines = [line for line in state.summary.split("\n") if line.strip() and not line.startswith("[")]
+    general = [i for i, line in enumerate(lines) if line.startswith((DECISIONS, OTHER))]
+    by_value = [i for i in range(len(lines)) if i not in general] + general
+    items: list[Candidate] = []
+    total = 0
+    for rank, i in enumerate(by_value):
+        total += len(lines[i])
+        if total > max_chars and items:
+            break
+        items.append(Candidate("summary", f"{source}/{i + 1}", "", lines[i], rank=rank, order=i))
+    return items, len(lines) - len(items)
 
 
 def _turn_head(turn: Turn) -> str:

@@ -16,7 +16,7 @@ EMPTY = "(none)"
 @lru_cache(maxsize=4)
 def context_template(name: str = TEMPLATE_FILE) -> Template:
     template = Template(prompt_text(name))
-    wanted = {"party_kind", "customer_id", "tenant", "warnings", "erp_as_of", "summary_label"}
+    wanted = {"party_kind", "customer_id", "tenant", "warnings", "erp_as_of", "summary_label", "turns_label"}
     missing = wanted - set(template.get_identifiers())
     if missing:
         raise ValueError(f"prompts/{name} lacks placeholders: {', '.join(sorted(missing))}")
@@ -36,6 +36,7 @@ def render(
     tenant: str,
     erp_as_of: str,
     summary_label: str,
+    turns_label: str,
     warnings: Sequence[str],
     bodies: Mapping[str, str],
 ) -> str:
@@ -47,6 +48,7 @@ def render(
         tenant=one_line(tenant, 64),
         erp_as_of=erp_as_of,
         summary_label=summary_label,
+        turns_label=turns_label,
         warnings=warnings_block(warnings),
     )
     return context_template().substitute(values).rstrip("\n") + "\n"

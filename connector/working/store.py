@@ -40,8 +40,9 @@ from connector.working.models import (
     UnknownSessionError,
 )
 from connector.working.pins import extract_values, pin_kind
+from connector.working.summary import extractive_fold, restore_facts
 from connector.working.tables import WorkPin, WorkSession, WorkTurn
-from connector.working.text import deterministic_fold, json_safe, transcript
+from connector.working.text import json_safe, transcript
 
 if TYPE_CHECKING:
     from connector.memory import Memory
@@ -378,13 +379,13 @@ class WorkingMemory:
             # Never append deterministic lines to an LLM summary as if they were one piece.
             base = previous if previous_mode == "non-llm" else None
             prefix = f"{previous}\n" if previous and previous_mode != "non-llm" else ""
-            return prefix + deterministic_fold(base, turns), "non-llm"
+            return prefix + extractive_fold(base, turns), "non-llm"
         user = (
             f"Summary so far:\n{previous or '(none yet)'}\n\n"
             f"Turns to fold into it:\n{transcript(turns)}\n\nWrite the new summary."
         )
         completion = llm.complete(prompt_text("running_summary.md"), user, max_tokens=500)
-        return completion.text, "llm"
+        return restore_facts(completion.text, previous, turns), "llm"
 
     # Reading ----------------------------------------------------------------------------------
     def state(self, session_id: str) -> SessionState:

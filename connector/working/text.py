@@ -1,31 +1,16 @@
-"""Deterministic text of turns: JSON-safe tool payloads, transcripts and the non-LLM summary.
-
-The non-LLM summary keeps every number, identifier and date of the turns it folds: each turn
-becomes one line with a short gist plus every digit-bearing token and date that the gist cut.
-"""
+"""Deterministic text of turns: JSON-safe tool payloads and transcripts (summaries: summary.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from connector.llm import NON_LLM_LABEL
 from connector.storable import REPLACEMENT, storable_text
 from connector.working.models import PinnedValue, Turn
-
-GIST_CHARS = 160
-_DIGIT_TOKEN = re.compile(r"[^\s;()\[\]{}\"'<>]*\d[^\s;()\[\]{}\"'<>]*")
-_MONTH_DATE = re.compile(
-    r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?,? \d{4}\b"
-    r"|\b\d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{4}\b",
-    re.IGNORECASE,
-)
-_SPACE = re.compile(r"\s+")
 
 
 def json_safe(value: Any) -> Any:
@@ -75,37 +60,4 @@ def transcript(turns: Iterable[Turn], pinned: Sequence[PinnedValue] = ()) -> str
     if pinned:
         lines.append("Pinned values:")
         lines.extend(f"- {p.name} = {p.value} ({p.kind})" for p in pinned)
-    return "\n".join(lines)
-
-
-def key_values(text: str) -> list[str]:
-    """Every digit-bearing token (numbers, ids, amounts, dates) and written-out date, in order."""
-    found: dict[str, None] = {}
-    for match in _MONTH_DATE.finditer(text):
-        found.setdefault(match.group(0), None)
-    for match in _DIGIT_TOKEN.finditer(text):
-        token = match.group(0).strip(",.:!?")
-        if token:
-            found.setdefault(token, None)
-    return list(found)
-
-
-def gist(text: str, limit: int = GIST_CHARS) -> str:
-    flat = _SPACE.sub(" ", text).strip()
-    if len(flat) <= limit:
-        return flat
-    cut = flat[:limit].rsplit(" ", 1)[0] or flat[:limit]
-    return cut + " …"
-
-
-def deterministic_fold(previous: str | None, turns: Sequence[Turn]) -> str:
-    """Append one line per turn to the previous non-LLM summary (or start one)."""
-    header = f"[{NON_LLM_LABEL}: one line per turn; every number, id and date kept]"
-    lines = [previous] if previous else [header]
-    for turn in turns:
-        full = turn_text(turn)
-        short = gist(full)
-        missing = [v for v in key_values(full) if v not in short]
-        refs = f" | values: {', '.join(missing)}" if missing else ""
-        lines.append(f"#{turn.seq} {turn.role}: {short}{refs}")
     return "\n".join(lines)
