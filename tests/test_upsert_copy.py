@@ -10,21 +10,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from connector.db.upsert import (
-    address_t,
-    attribute_t,
-    case_t,
-    contact_t,
-    copy_bool,
-    copy_date,
-    copy_json,
-    copy_money,
-    copy_text,
-    copy_timestamp,
-    document_t,
-    party_t,
-    upsert_records,
-)
+from connector.db.copy_format import copy_bool, copy_date, copy_json, copy_money, copy_text, copy_timestamp
+from connector.db.upsert import address_t, attribute_t, case_t, contact_t, document_t, party_t, upsert_records
 from connector.erp.records import Address, CaseRecord, Contact, DocumentRecord, PartyRecord
 
 NOW = datetime(2026, 3, 13, 12, 0, tzinfo=UTC)

@@ -9,19 +9,26 @@ watermark in the same one). Works on SQLite and PostgreSQL through ``INSERT .. O
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
-from decimal import Decimal
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from connector.db.engine import _pg_json
+from connector.db.copy_layout import layouts
 from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
-from connector.erp.records import CaseRecord, DocumentRecord, PartyRecord, Record, content_hash
+from connector.erp.records import (
+    Address,
+    CaseRecord,
+    Contact,
+    DocumentRecord,
+    PartyRecord,
+    Record,
+    content_hash,
+)
 
 party_t: sa.Table = Party.__table__  # type: ignore[attr-defined]
 contact_t: sa.Table = PartyContact.__table__  # type: ignore[attr-defined]
@@ -29,6 +36,11 @@ address_t: sa.Table = PartyAddress.__table__  # type: ignore[attr-defined]
 attribute_t: sa.Table = PartyAttribute.__table__  # type: ignore[attr-defined]
 document_t: sa.Table = Document.__table__  # type: ignore[attr-defined]
 case_t: sa.Table = CrmCase.__table__  # type: ignore[attr-defined]
+# What is written to each table, and how, follows from the table metadata (connector.db.copy_layout).
+RECORD_LAYOUTS, CHILD_LAYOUTS = layouts(
+    {PartyRecord: party_t, DocumentRecord: document_t, CaseRecord: case_t},
+    {"contacts": (contact_t, Contact), "addresses": (address_t, Address), "attributes": (attribute_t, None)},
+)
 
 
 @dataclass(slots=True)
@@ -55,58 +67,8 @@ def _kind_column(table: sa.Table) -> str:
 
 def _row_for(record: Record, synced_at: datetime, digest: str | None = None) -> dict[str, Any]:
     """The record's row as a dict of column values (SQLite's executemany, the ORM baseline)."""
-    common = {
-        "tenant": record.tenant,
-        "external_id": record.external_id,
-        "raw": record.raw,
-        "extra": record.extra,
-        "content_hash": content_hash(record) if digest is None else digest,
-        "source_modified_at": record.source_modified_at,
-        "synced_at": synced_at,
-        "deleted_at": None,
-    }
-    if isinstance(record, PartyRecord):
-        return common | {
-            "kind": record.kind,
-            "name": record.name,
-            "status": record.status,
-            "currency": record.currency,
-            "credit_limit": record.credit_limit,
-            "terms": record.terms,
-            "tax_zone": record.tax_zone,
-            "tax_id": record.tax_id,
-            "party_class": record.party_class,
-            "email": record.email,
-            "phone": record.phone,
-        }
-    if isinstance(record, DocumentRecord):
-        return common | {
-            "doc_type": record.doc_type,
-            "number": record.number,
-            "party_kind": record.party_kind,
-            "party_external_id": record.party_external_id,
-            "status": record.status,
-            "currency": record.currency,
-            "amount": record.amount,
-            "balance": record.balance,
-            "doc_date": record.doc_date,
-            "due_date": record.due_date,
-            "description": record.description,
-            "customer_ref": record.customer_ref,
-            "is_open": record.is_open,
-        }
-    return common | {
-        "customer_external_id": record.customer_external_id,
-        "subject": record.subject,
-        "status": record.status,
-        "priority": record.priority,
-        "case_class": record.case_class,
-        "reported_at": record.reported_at,
-        "closed_at": record.closed_at,
-        "description": record.description,
-        "resolution": record.resolution,
-        "is_closed": record.is_closed,
-    }
+    layout = RECORD_LAYOUTS[table_for(record).name]
+    return layout.row(record, synced_at, content_hash(record) if digest is None else digest)
 
 
 def table_for(record: Record) -> sa.Table:
@@ -295,55 +257,14 @@ def _replace_party_children(
                 )
     if not parties:
         return
-    if conn.dialect.name == "postgresql":
-        for table in (contact_t, address_t, attribute_t):
-            columns, lines = _CHILD_COPY[table.name]
-            _copy_text(conn, table.name, columns, lines, parties)
-        return
-    contacts, addresses, attributes = _child_rows(parties)
-    for table, rows in ((contact_t, contacts), (address_t, addresses), (attribute_t, attributes)):
-        if rows:
-            conn.execute(table.insert(), rows)
-
-
-def _child_rows(
-    parties: Sequence[PartyRecord],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Contact, address and attribute rows as dicts, for SQLite's executemany."""
-    contacts: list[dict[str, Any]] = []
-    addresses: list[dict[str, Any]] = []
-    attributes: list[dict[str, Any]] = []
-    for party in parties:
-        owner = {"tenant": party.tenant, "party_kind": party.kind, "party_external_id": party.external_id}
-        for i, c in enumerate(party.contacts):
-            contacts.append(
-                owner
-                | {
-                    "ordinal": i,
-                    "role": c.role,
-                    "name": c.name,
-                    "email": c.email,
-                    "phone": c.phone,
-                    "external_id": c.external_id,
-                }
-            )
-        for i, a in enumerate(party.addresses):
-            addresses.append(
-                owner
-                | {
-                    "ordinal": i,
-                    "role": a.role,
-                    "line1": a.line1,
-                    "line2": a.line2,
-                    "city": a.city,
-                    "region": a.region,
-                    "postal_code": a.postal_code,
-                    "country": a.country,
-                }
-            )
-        for name, value in party.attributes.items():
-            attributes.append(owner | {"name": name, "value": value})
-    return contacts, addresses, attributes
+    postgres = conn.dialect.name == "postgresql"
+    for layout in CHILD_LAYOUTS:
+        if postgres:
+            _copy_text(conn, layout.table.name, layout.columns, layout.lines, parties)
+        else:
+            rows = layout.rows(parties)
+            if rows:
+                conn.execute(layout.table.insert(), rows)
 
 
 def _copy_new(
@@ -353,10 +274,10 @@ def _copy_new(
     first full sync is all such pages; the stage and its INSERT .. SELECT doubled the server's work).
     In a savepoint: if one of the keys exists (a concurrent writer, a repeated record, a presumption
     that was wrong), it is undone and False sends the rows to the classify and upsert instead."""
-    columns, lines = _RECORD_COPY[table.name]
+    layout = RECORD_LAYOUTS[table.name]
     try:
         with conn.begin_nested():
-            _copy_text(conn, table.name, columns, lines, entries, synced_at)
+            _copy_text(conn, table.name, layout.columns, layout.lines, entries, synced_at)
     except sa.exc.IntegrityError:
         return False
     return True
@@ -371,7 +292,8 @@ def _copy_upsert(
     round trip, bind and plan per row. The stage copies the target's column types, so values are
     checked exactly as an INSERT checks them; it is emptied before each use.
     """
-    names, lines = _RECORD_COPY[table.name]
+    layout = RECORD_LAYOUTS[table.name]
+    names = layout.columns
     keys = _key_columns(table)
     quote = conn.dialect.identifier_preparer.quote
     cols = ", ".join(quote(n) for n in names)
@@ -380,7 +302,7 @@ def _copy_upsert(
         f"CREATE TEMP TABLE IF NOT EXISTS {stage} AS SELECT {cols} FROM {quote(table.name)} WITH NO DATA"
     )
     conn.exec_driver_sql(f"TRUNCATE {stage}")
-    _copy_text(conn, stage, names, lines, entries, synced_at)
+    _copy_text(conn, stage, names, layout.lines, entries, synced_at)
     updates = ", ".join(f"{quote(n)} = EXCLUDED.{quote(n)}" for n in names if n not in keys)
     conn.exec_driver_sql(
         f"INSERT INTO {quote(table.name)} ({cols}) SELECT {cols} FROM {stage} "
@@ -398,7 +320,7 @@ def _copy_text(
 ) -> None:
     """COPY ``items`` into ``target`` as one text-format payload built by ``lines``.
 
-    Formatting every value ourselves (see :func:`copy_text`) and sending the page in one write
+    Formatting every value ourselves (see :mod:`connector.db.copy_format`) and sending the page in one write
     replaces a bind-processor call per value and psycopg's per-row adaptation, which were most of
     the writer's time. A value a column refuses fails before anything is sent, as with
     ``execute()``; a driver error is raised as SQLAlchemy's so callers' handlers still apply.
@@ -420,170 +342,6 @@ def _copy_text(
             copy.write(payload)
     except dbapi.Error as exc:
         raise sa.exc.DBAPIError.instance(command, None, exc, dbapi.Error) from exc
-
-
-# COPY text format ---------------------------------------------------------------------------
-# One line per row, values separated by tabs, ``\N`` for NULL; a backslash, tab, newline or
-# carriage return inside a value is escaped. Each formatter mirrors the bind processor of its
-# column type (connector.db.types), so COPY stores exactly what an INSERT would.
-
-_NULL = "\\N"
-_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
-def copy_text(value: str | None) -> str:
-    """A text value for COPY: NULL stays distinct from the empty string; specials are escaped."""
-    if value is None:
-        return _NULL
-    if not isinstance(value, str):
-        value = str(value)
-    if "\\" in value or not value.isprintable():  # isprintable is False for tab, newline, CR
-        return value.translate(_ESCAPES)
-    return value
-
-
-def copy_money(value: Decimal | int | str | None) -> str:
-    """NUMERIC: exact decimal text; a float is refused as :class:`~connector.db.types.Money` does."""
-    if value is None:
-        return _NULL
-    if type(value) is not Decimal:
-        if isinstance(value, float):
-            raise TypeError("money must be Decimal, not float")
-        value = Decimal(value)
-    return str(value)
-
-
-def copy_timestamp(value: datetime | None) -> str:
-    """TIMESTAMPTZ: ISO 8601 in UTC with its offset; a naive datetime is refused."""
-    if value is None:
-        return _NULL
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError("naive datetime given to a UTC column; pass an aware datetime")
-    return value.astimezone(UTC).isoformat()
-
-
-def copy_date(value: date | None) -> str:
-    return _NULL if value is None else value.isoformat()
-
-
-def copy_bool(value: bool | None) -> str:
-    return _NULL if value is None else ("t" if value else "f")
-
-
-def copy_json(value: Any) -> str:
-    """JSONB: the engine's serializer (orjson), escaped; None is JSON null, as sa.JSON binds it."""
-    return copy_text(_pg_json(value))
-
-
-def _common(record: Record, digest: str, synced: str) -> str:
-    """tenant, external_id, raw, extra, content_hash, source_modified_at, synced_at, deleted_at."""
-    return (
-        f"{copy_text(record.tenant)}\t{copy_text(record.external_id)}\t{copy_json(record.raw)}\t"
-        f"{copy_json(record.extra)}\t{digest}\t{copy_timestamp(record.source_modified_at)}\t"
-        f"{synced}\t{_NULL}"
-    )
-
-
-_COMMON = (
-    "tenant", "external_id", "raw", "extra", "content_hash", "source_modified_at", "synced_at",
-    "deleted_at",
-)  # fmt: skip
-_PARTY_COLUMNS = (
-    *_COMMON, "kind", "name", "status", "currency", "credit_limit", "terms", "tax_zone", "tax_id",
-    "party_class", "email", "phone",
-)  # fmt: skip
-_DOCUMENT_COLUMNS = (
-    *_COMMON, "doc_type", "number", "party_kind", "party_external_id", "status", "currency", "amount",
-    "balance", "doc_date", "due_date", "description", "customer_ref", "is_open",
-)  # fmt: skip
-_CASE_COLUMNS = (
-    *_COMMON, "customer_external_id", "subject", "status", "priority", "case_class", "reported_at",
-    "closed_at", "description", "resolution", "is_closed",
-)  # fmt: skip
-
-
-def _party_lines(entries: Sequence[tuple[PartyRecord, str]], synced_at: datetime) -> Iterator[str]:
-    t, synced = copy_text, copy_timestamp(synced_at)
-    for r, digest in entries:
-        yield (
-            f"{_common(r, digest, synced)}\t{t(r.kind)}\t{t(r.name)}\t{t(r.status)}\t{t(r.currency)}\t"
-            f"{copy_money(r.credit_limit)}\t{t(r.terms)}\t{t(r.tax_zone)}\t{t(r.tax_id)}\t"
-            f"{t(r.party_class)}\t{t(r.email)}\t{t(r.phone)}\n"
-        )
-
-
-def _document_lines(entries: Sequence[tuple[DocumentRecord, str]], synced_at: datetime) -> Iterator[str]:
-    t, m, d, synced = copy_text, copy_money, copy_date, copy_timestamp(synced_at)
-    for r, digest in entries:
-        yield (
-            f"{_common(r, digest, synced)}\t{t(r.doc_type)}\t{t(r.number)}\t{t(r.party_kind)}\t"
-            f"{t(r.party_external_id)}\t{t(r.status)}\t{t(r.currency)}\t{m(r.amount)}\t"
-            f"{m(r.balance)}\t{d(r.doc_date)}\t{d(r.due_date)}\t{t(r.description)}\t"
-            f"{t(r.customer_ref)}\t{copy_bool(r.is_open)}\n"
-        )
-
-
-def _case_lines(entries: Sequence[tuple[CaseRecord, str]], synced_at: datetime) -> Iterator[str]:
-    t, ts, synced = copy_text, copy_timestamp, copy_timestamp(synced_at)
-    for r, digest in entries:
-        yield (
-            f"{_common(r, digest, synced)}\t{t(r.customer_external_id)}\t{t(r.subject)}\t"
-            f"{t(r.status)}\t{t(r.priority)}\t{t(r.case_class)}\t{ts(r.reported_at)}\t"
-            f"{ts(r.closed_at)}\t{t(r.description)}\t{t(r.resolution)}\t{copy_bool(r.is_closed)}\n"
-        )
-
-
-def _owner(party: PartyRecord) -> str:
-    return f"{copy_text(party.tenant)}\t{copy_text(party.kind)}\t{copy_text(party.external_id)}"
-
-
-def _contact_lines(parties: Sequence[PartyRecord]) -> Iterator[str]:
-    t = copy_text
-    for party in parties:
-        if party.contacts:
-            owner = _owner(party)
-            for i, c in enumerate(party.contacts):
-                yield (
-                    f"{owner}\t{i}\t{t(c.role)}\t{t(c.name)}\t{t(c.email)}\t{t(c.phone)}\t"
-                    f"{t(c.external_id)}\n"
-                )
-
-
-def _address_lines(parties: Sequence[PartyRecord]) -> Iterator[str]:
-    t = copy_text
-    for party in parties:
-        if party.addresses:
-            owner = _owner(party)
-            for i, a in enumerate(party.addresses):
-                yield (
-                    f"{owner}\t{i}\t{t(a.role)}\t{t(a.line1)}\t{t(a.line2)}\t{t(a.city)}\t"
-                    f"{t(a.region)}\t{t(a.postal_code)}\t{t(a.country)}\n"
-                )
-
-
-def _attribute_lines(parties: Sequence[PartyRecord]) -> Iterator[str]:
-    t = copy_text
-    for party in parties:
-        if party.attributes:
-            owner = _owner(party)
-            for name, value in party.attributes.items():
-                yield f"{owner}\t{t(name)}\t{t(value)}\n"
-
-
-_OWNER = ("tenant", "party_kind", "party_external_id")
-_RECORD_COPY: dict[str, tuple[tuple[str, ...], Callable[..., Iterator[str]]]] = {
-    "party": (_PARTY_COLUMNS, _party_lines),
-    "document": (_DOCUMENT_COLUMNS, _document_lines),
-    "crm_case": (_CASE_COLUMNS, _case_lines),
-}
-_CHILD_COPY: dict[str, tuple[tuple[str, ...], Callable[..., Iterator[str]]]] = {
-    "party_contact": ((*_OWNER, "ordinal", "role", "name", "email", "phone", "external_id"), _contact_lines),
-    "party_address": (
-        (*_OWNER, "ordinal", "role", "line1", "line2", "city", "region", "postal_code", "country"),
-        _address_lines,
-    ),
-    "party_attribute": ((*_OWNER, "name", "value"), _attribute_lines),
-}
 
 
 def mark_missing_deleted(
