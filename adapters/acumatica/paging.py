@@ -3,7 +3,8 @@
 Acumatica has no next link and no total count: the last page is the first one shorter than
 ``$top``. A server that ignores ``$skip`` would loop forever by that rule, so a page whose
 records are the same as the previous page's is a protocol error; so is a page longer than
-``$top`` (a server that ignores ``$top``).
+``$top`` (a server that ignores ``$top``). The offsets and the repeat check are the shared
+:mod:`connector.adapters.paging` classes SAP pages with too.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from connector.adapters.paging import OffsetPaginator, SeenPages
 from connector.errors import ERPProtocolError
 
 Fetch = Callable[[int, int], list[Any]]
@@ -29,25 +31,22 @@ def _fingerprint(rows: list[Any]) -> tuple[str, ...]:
 
 def pages(fetch: Fetch, page_size: int, *, what: str) -> Iterator[tuple[int, list[Any]]]:
     """Yield ``(page_number, rows)`` from ``fetch(skip, top)`` until a page shorter than ``page_size``."""
-    if page_size < 1:
-        raise ValueError("page_size must be at least 1")
-    previous: tuple[str, ...] | None = None
+    offsets = OffsetPaginator(page_size)
+    seen = SeenPages()
     number = 0
-    while True:
-        rows = fetch(number * page_size, page_size)
+    while not offsets.finished:
+        rows = fetch(offsets.current, page_size)
         if len(rows) > page_size:
             raise ERPProtocolError(
                 f"Acumatica {what}: page {number} has {len(rows)} records for $top={page_size}; "
                 "the server ignores $top"
             )
-        fingerprint = _fingerprint(rows)
-        if rows and fingerprint == previous:
+        earlier = seen.repeat_of(_fingerprint(rows), str(number)) if rows else None
+        if earlier is not None:
             raise ERPProtocolError(
-                f"Acumatica {what}: page {number} repeats page {number - 1} (same records); the server "
+                f"Acumatica {what}: page {number} repeats page {earlier} (same records); the server "
                 "ignores $skip, so the read stops instead of looping"
             )
         yield number, rows
-        if len(rows) < page_size:
-            return
-        previous = fingerprint
+        offsets.advance(len(rows))
         number += 1

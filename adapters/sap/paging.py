@@ -5,7 +5,8 @@ SAP services differ: some page on the server (``__next`` / ``@odata.nextLink`` w
 it asks for a window of ``page_size`` rows, follows next links inside it, and asks for the next
 window while the previous one came back full. It refuses a next link to another host (it would
 carry our credentials there) and stops with an error, not a loop, when a page or a link repeats
-(a server that ignores ``$skip``, or a cursor that does not advance).
+(a server that ignores ``$skip``, or a cursor that does not advance). The windows, the links and
+the repeat check are the shared :mod:`connector.adapters.paging` classes Acumatica pages with too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import httpx
 
 from connector.adapters.http import safe_url
+from connector.adapters.paging import NextLinkPaginator, OffsetPaginator, SeenPages
 from connector.adapters.sap.catalog import ODataVersion
 from connector.adapters.sap.client import SAPClient
 from connector.adapters.sap.odata import CollectionPage, parse_collection
@@ -31,11 +33,6 @@ class Query:
     params: dict[str, str]
     key_field: str
     count: bool = False  # ask for $inlinecount / $count on the first request
-
-
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
-    return url.scheme, url.host.lower(), port
 
 
 def _fingerprint(page: CollectionPage, key_field: str) -> str:
@@ -56,13 +53,13 @@ class PageWalker:
         self.page_size = page_size
         self.version: ODataVersion = client.version
         self.total: int | None = None
-        self._origin = _origin(client.base_url)
-        self._seen_pages: set[str] = set()
+        self._seen_pages = SeenPages()
         self._seen_links: set[str] = set()
 
     def __iter__(self) -> Iterator[CollectionPage]:
-        skip = 0
-        while True:
+        windows = OffsetPaginator(self.page_size)
+        while not windows.finished:
+            skip = windows.current
             params = {**self.query.params, "$top": str(self.page_size), "$skip": str(skip)}
             if self.query.count and skip == 0:
                 params["$inlinecount" if self.version == "v2" else "$count"] = (
@@ -72,47 +69,42 @@ class PageWalker:
             page = self._fetch(str(url), params, where=f"$skip={skip}")
             if page.count is not None:
                 self.total = page.count
+            links = NextLinkPaginator(
+                url, on_loop=self._repeated_link, on_foreign=self._foreign_link, visited=self._seen_links
+            )
             in_window = 0
             while True:
                 yield page
                 in_window += len(page.rows)
-                if not page.next_link:
+                links.advance(page.next_link)
+                if links.finished:
                     break
-                url = self._follow(url, page.next_link)
-                page = self._fetch(str(url), None, where="the next link")
-            if in_window < self.page_size:
-                return
-            skip += in_window
+                page = self._fetch(links.current, None, where="the next link")
+            windows.advance(in_window)
 
     def _fetch(self, url: str, params: dict[str, str] | None, *, where: str) -> CollectionPage:
         page = parse_collection(self.client.get_json(url, params), self.version)
-        if page.rows:
-            fingerprint = _fingerprint(page, self.query.key_field)
-            if fingerprint in self._seen_pages:
-                raise ERPProtocolError(
-                    f"SAP returned the same page twice for {safe_url(url)} ({where}, {len(page.rows)} rows "
-                    "already read); the server ignores $skip or repeats its next link. Stopping instead "
-                    "of looping; lower page_size or report the service to the SAP team",
-                    tenant=self.client.tenant.name,
-                )
-            self._seen_pages.add(fingerprint)
+        fingerprint = _fingerprint(page, self.query.key_field) if page.rows else None
+        if fingerprint is not None and self._seen_pages.repeat_of(fingerprint, where) is not None:
+            raise ERPProtocolError(
+                f"SAP returned the same page twice for {safe_url(url)} ({where}, {len(page.rows)} rows "
+                "already read); the server ignores $skip or repeats its next link. Stopping instead "
+                "of looping; lower page_size or report the service to the SAP team",
+                tenant=self.client.tenant.name,
+            )
         return page
 
-    def _follow(self, current: httpx.URL, link: str) -> httpx.URL:
-        target = current.join(link)
-        if _origin(target) != self._origin:
-            raise ERPProtocolError(
-                f"SAP sent a next link to another host ({target.scheme}://{target.host}) while reading "
-                f"{safe_url(current)}; refusing to follow it (it would receive our credentials). "
-                "Check the tenant's base_url and any proxy rewriting links",
-                tenant=self.client.tenant.name,
-            )
-        text = str(target)
-        if text in self._seen_links:
-            raise ERPProtocolError(
-                f"SAP sent the same next link twice while reading {safe_url(current)}; stopping instead "
-                "of looping",
-                tenant=self.client.tenant.name,
-            )
-        self._seen_links.add(text)
-        return target
+    def _foreign_link(self, current: httpx.URL, target: httpx.URL) -> ERPProtocolError:
+        return ERPProtocolError(
+            f"SAP sent a next link to another host ({target.scheme}://{target.host}) while reading "
+            f"{safe_url(current)}; refusing to follow it (it would receive our credentials). "
+            "Check the tenant's base_url and any proxy rewriting links",
+            tenant=self.client.tenant.name,
+        )
+
+    def _repeated_link(self, current: httpx.URL, target: httpx.URL) -> ERPProtocolError:
+        return ERPProtocolError(
+            f"SAP sent the same next link twice while reading {safe_url(current)}; stopping instead "
+            "of looping",
+            tenant=self.client.tenant.name,
+        )
