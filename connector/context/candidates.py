@@ -15,7 +15,16 @@ from decimal import Decimal
 from typing import Any
 
 from connector.context.documents import KindTotal, OpenDocument
-from connector.context.labels import DOC_DATES, attribute_label, counted, erp_name, kind_label, party_field
+from connector.context.labels import (
+    DOC_DATES,
+    attribute_label,
+    counted,
+    erp_attribute_labels,
+    erp_name,
+    kind_label,
+    party_field,
+    status_text,
+)
 from connector.context.money import amount_text, money, money_text
 from connector.context.money import totals as totals_text
 from connector.context.quote import one_line, quote
@@ -89,7 +98,7 @@ def erp_items(
     items.append(_balance_item(source, kind, totals, erp))
     extra_rows: list[tuple[str, str, str]] = []
     contacts = [(c.role, (c.name, c.email, c.phone)) for c in facts.contacts]
-    if (p.email or p.phone) and not any(p.email and p.email in fields for _, fields in contacts):
+    if (p.email or p.phone) and not any((p.email or p.phone) in fields for _, fields in contacts):
         contacts.insert(0, ("account", (None, p.email, p.phone)))
     addresses = [
         (a.role, (a.line1, a.line2, a.city, a.region, a.postal_code, a.country)) for a in facts.addresses
@@ -102,9 +111,10 @@ def erp_items(
                 roles.setdefault(text, []).append(one_line(role, 32))
         for index, (text, names) in enumerate(roles.items(), start=1):
             extra_rows.append((f"{label}:{index}", f"{label} ({', '.join(dict.fromkeys(names))})", text))
+    own_labels = erp_attribute_labels(erp, p.raw)
     for raw, value in facts.attributes:
         text = one_line(value if value is not None else "", 160)
-        extra_rows.append((f"attribute:{raw}", attribute_label(erp, raw), text))
+        extra_rows.append((f"attribute:{raw}", attribute_label(erp, raw, own_labels), text))
     extra = p.extra if isinstance(p.extra, dict) else {}
     for key in sorted(extra):
         value = extra[key]
@@ -157,9 +167,11 @@ def _balance_item(source: str, kind: str, totals: Sequence[KindTotal], erp: str 
     for doc_type, rows in sorted(unknown.items()):
         n = sum(t.count - t.with_balance for t in rows)
         amounts = {t.currency: t.amount_without_balance for t in rows}
+        kinds = counted(n, f"open {kind_label(doc_type)}", f"open {kind_label(doc_type, 2)}")
         text += (
-            f"; {counted(n, 'open ' + kind_label(doc_type), 'open ' + kind_label(doc_type, 2))} without a "
-            f"balance from {erp_name(erp)} (amount {totals_text(amounts)})"
+            f" ({kinds}, amount {totals_text(amounts)})"
+            if not with_balance
+            else f"; {kinds} without a balance from {erp_name(erp)} (amount {totals_text(amounts)})"
         )
     return Candidate("erp_facts", f"{source}#balance", text, rank=0, order=0)
 
@@ -212,7 +224,7 @@ def _document_item(
         if d.doc_type in BALANCE_KINDS and d.is_open:
             parts.append(f"balance not available from {erp_name(erp)}")
     if d.status:
-        parts.append(f"status {one_line(d.status, 32)}")
+        parts.append(f"status {one_line(status_text(d.status), 32)}")
     if d.customer_ref:
         ref = "vendor ref" if d.doc_type == "ap_bill" else "customer ref"
         parts.append(f"{ref} {one_line(d.customer_ref, 64)}")

@@ -9,7 +9,9 @@ id, so a program can still find the field. A name without a label is shown as wo
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 ERP_NAMES = {"acumatica": "Acumatica", "sap": "SAP"}
 
@@ -88,14 +90,36 @@ def party_field(erp: str | None, name: str) -> FieldLabel:
     return _PARTY_FIELDS.get(erp or "", {}).get(name) or FieldLabel(words(name))
 
 
-def attribute_label(erp: str | None, name: str) -> str:
-    """Custom fields (``View.Field``) keep their dotted name; other attributes read as words."""
-    known = _ATTRIBUTES.get(erp or "", {}).get(name)
+def attribute_label(erp: str | None, name: str, own: Mapping[str, str] | None = None) -> str:
+    """The ERP's own label, ours, or for a custom field (``View.Field``) its dotted name; else words."""
+    known = (own or {}).get(name) or _ATTRIBUTES.get(erp or "", {}).get(name)
     if known:
         return known
     if "." in name:
         return f"custom field {name}"
     return words(name)
+
+
+def _unwrap(value: Any) -> Any:
+    return value.get("value") if isinstance(value, dict) else value
+
+
+def erp_attribute_labels(erp: str | None, raw: Any) -> dict[str, str]:
+    """Labels the ERP itself gives its attributes (Acumatica's ``AttributeDescription``)."""
+    if erp != "acumatica" or not isinstance(raw, dict) or not isinstance(raw.get("Attributes"), list):
+        return {}
+    found: dict[str, str] = {}
+    for item in raw["Attributes"]:
+        if isinstance(item, dict):
+            name, label = _unwrap(item.get("AttributeID")), _unwrap(item.get("AttributeDescription"))
+            if isinstance(name, str) and isinstance(label, str) and label.strip():
+                found[name] = label.strip()
+    return found
+
+
+def status_text(status: str) -> str:
+    """An ERP status code as words (``partially_cleared`` -> ``partially cleared``)."""
+    return status.replace("_", " ")
 
 
 def kind_label(doc_type: str, count: int = 1) -> str:
