@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -102,17 +101,12 @@ def test_filtered_lists_follow_changes() -> None:
 
 
 @pytest.mark.slow
-def test_generation_and_a_page_of_1000_are_fast() -> None:
-    started = time.perf_counter()
+def test_a_generated_tenant_at_scale_serves_a_full_page_of_1000() -> None:
+    """Scale works; its speed is measured by scripts/bench_fake_acumatica.py, not asserted here."""
     fake = make(6, customers=5000, vendors=100, invoices=5000, sales_orders=1000, bills=1000, cases=1000)
-    generated = time.perf_counter() - started
     table = fake.tables["Customer"]
     shape = parse_shape(table.definition, None, "MainContact,Contacts,Attributes", None)
     renderer = fake._renderer("Customer", "25.200.001")
-    started = time.perf_counter()
     body = renderer.page(table.ordered()[2000:3000], shape, 2001)
-    served = time.perf_counter() - started
     assert len(body) > 500_000
-    # Generous bounds for a loaded CI machine; `python scripts/bench_fake_acumatica.py` measures.
-    assert generated < 10.0
-    assert served < 0.5
+    assert body.count(b'"CustomerID"') == 1000

