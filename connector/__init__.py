@@ -120,12 +120,12 @@ async def abuild_context(
 
 def record_case(customer_id: str, request: str, resolution: str, **kw: Any) -> RecordedCase:
     """Record a resolved case's factual outcome in episodic memory (see ``Memory.record_case``)."""
-    return _memory().record_case(customer_id, request, resolution, **kw)  # type: ignore[no-any-return]
+    return _memory().record_case(customer_id, request, resolution, **kw)
 
 
 def recall_cases(customer_id: str, query: str, k: int = 3, **kw: Any) -> list[CaseHit]:
     """This customer's past cases most similar to ``query``: scope first, similarity second."""
-    return _memory().recall_cases(customer_id, query, k=k, **kw)  # type: ignore[no-any-return]
+    return _memory().recall_cases(customer_id, query, k=k, **kw)
 
 
 def forget(customer_id: str, *, tenant: str | None = None) -> dict[str, int]:

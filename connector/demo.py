@@ -29,7 +29,6 @@ from connector.memory import Memory
 from connector.settings import Settings, load_settings
 from connector.sync.progress import RichReporter, reporter_for
 from connector.sync.result import SyncReport
-from connector.sync.runner import SyncRunner
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.sap import FakeSAP
 from connector.testing.server import ServedFake, serve
@@ -71,7 +70,7 @@ def start_fakes(args: argparse.Namespace) -> tuple[list[ServedFake], list[Any]]:
 
 def run_sync(memory: Memory, console: Console) -> SyncReport:
     reporter = reporter_for("auto")
-    runner = SyncRunner(memory, reporter=reporter)
+    runner = memory.sync_runner(reporter=reporter)
     if isinstance(reporter, RichReporter):
         with reporter:
             report = runner.run()

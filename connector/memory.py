@@ -1,19 +1,31 @@
-"""The library's main object: one place that owns settings, stores and the clock.
+"""The library's main object and its composition root: it builds every part and wires them together.
 
 Agent code usually needs only this::
 
     from connector import Memory
-    memory = Memory()                       # settings from env / .env / config/connector.toml
-    memory.record_case("ABARTENDE", "Disputed INV-004821 ...", "Credit memo CM-000311 issued ...")
-    ctx = memory.build_context("ABARTENDE", "Why was I charged twice?", session_id="s-1")
-    prompt = ctx.text
+    with Memory() as memory:                # settings from env / .env / config/connector.toml
+        memory.record_case("ABARTENDE", "Disputed INV-004821 ...", "Credit memo CM-000311 issued ...")
+        ctx = memory.build_context("ABARTENDE", "Why was I charged twice?", session_id="s-1")
+        prompt = ctx.text
 
-Each memory lives in its own module and gets this object (settings, engine, clock, LLM, embedder)
-when first used, so importing the library is cheap and a partial configuration still works.
+How a part is wired (follow this when adding a part or a collaborator):
+
+* A part (``EpisodicMemory``, ``WorkingMemory``, ``FactStore``, ``ContextBuilder``, ``SyncRunner``)
+  takes in its constructor only what it uses: the engine, the clock, its own settings section, the
+  LLM client, and for a sibling it calls a small ``typing.Protocol`` defined next to the part
+  (``connector.context.ports.CaseRecall``, ``connector.facts.consolidate.SessionSource``,
+  ``connector.sync.runner.CaseIngest``). Something slow to make or that may fail (the embedder,
+  the Chroma index) is passed as a factory the part calls on first use.
+* No part imports this module. A test builds a part straight from its constructor, with stubs
+  for the protocols, instead of patching a ``Memory``.
+* ``Memory`` builds each part on first use (a ``cached_property``), so importing the library is
+  cheap and a partial configuration still works, and exposes typed shortcuts for agents.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -22,14 +34,25 @@ from sqlalchemy.engine import Engine
 from connector.clock import Clock, SystemClock
 from connector.db.engine import engine_for
 from connector.llm import LLMClient, make_llm
+from connector.scope import Scope, tenant_or_default
 from connector.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from connector.context import ContextBuilder
+    from connector.context import ContextBuilder, ContextResult
+    from connector.context.lookup import DocumentDetail
+    from connector.embeddings.base import Embedder
     from connector.episodic import EpisodicMemory
+    from connector.episodic.chroma_index import ChromaIndex
+    from connector.episodic.models import CaseHit, RecordedCase
     from connector.erasure import Erasures
+    from connector.erp.protocol import AdapterFactory
     from connector.facts import FactStore
+    from connector.facts.models import LearnedFact
+    from connector.sync.progress import Reporter
+    from connector.sync.runner import SyncRunner
+    from connector.sync.signals import StopFlag
     from connector.working import WorkingMemory
+    from connector.working.models import PinnedValue, Turn
 
 _AUTO: Any = object()
 
@@ -50,6 +73,7 @@ class Memory:
         self._llm = llm
         self._engine = engine
 
+    # Shared resources ------------------------------------------------------------------------------
     @cached_property
     def engine(self) -> Engine:
         return self._engine if self._engine is not None else engine_for(self.settings)
@@ -59,10 +83,32 @@ class Memory:
         """The LLM client, or None in non-LLM mode."""
         return make_llm(self.settings.llm) if self._llm is _AUTO else self._llm
 
+    @cached_property
+    def default_tenant(self) -> str:
+        return self.settings.default_tenant_name()
+
     def tenant_name(self, tenant: str | None) -> str:
         """The tenant a call is scoped to: the given one, or the configured default."""
-        return tenant if tenant is not None else self.settings.default_tenant_name()
+        return tenant_or_default(tenant, self.default_tenant)
 
+    @cached_property
+    def embedder(self) -> Embedder:
+        from connector.embeddings import embedder_for
+
+        return embedder_for(self.settings)
+
+    @cached_property
+    def chroma_client(self) -> Any:
+        from connector.episodic.chroma_index import open_client
+
+        return open_client(self.settings)
+
+    def _cases_index(self, embedder: Embedder) -> ChromaIndex:
+        from connector.episodic.chroma_index import cases_index
+
+        return cases_index(self.chroma_client, self.settings.chroma, embedder)
+
+    # The parts -------------------------------------------------------------------------------------
     @cached_property
     def erasures(self) -> Erasures:
         """Tombstones of erased customers: every memory write checks them."""
@@ -74,62 +120,196 @@ class Memory:
     def episodic(self) -> EpisodicMemory:
         from connector.episodic import EpisodicMemory
 
-        return EpisodicMemory(self)
+        return EpisodicMemory(
+            self.engine,
+            clock=self.clock,
+            retention=self.settings.retention,
+            embedder=lambda: self.embedder,
+            index=self._cases_index,
+            llm=self.llm,
+            erasures=self.erasures,
+            default_tenant=self.default_tenant,
+            embedded_chroma_path=None if self.settings.chroma.host else self.settings.chroma_path,
+        )
 
     @cached_property
     def working(self) -> WorkingMemory:
         from connector.working import WorkingMemory
 
-        return WorkingMemory(self)
+        return WorkingMemory(
+            self.engine,
+            clock=self.clock,
+            settings=self.settings.working,
+            llm=self.llm,
+            erasures=self.erasures,
+            default_tenant=self.default_tenant,
+        )
 
     @cached_property
     def facts(self) -> FactStore:
         from connector.facts import FactStore
 
-        return FactStore(self)
+        return FactStore(
+            self.engine,
+            clock=self.clock,
+            settings=self.settings.facts,
+            llm=self.llm,
+            sessions=self.working,
+            erasures=self.erasures,
+            default_tenant=self.default_tenant,
+        )
 
     @cached_property
     def context(self) -> ContextBuilder:
         from connector.context import ContextBuilder
 
-        return ContextBuilder(self)
+        return ContextBuilder(
+            self.engine,
+            clock=self.clock,
+            settings=self.settings.context,
+            expected_sync_lag=timedelta(minutes=self.settings.sync.expected_lag_minutes),
+            default_tenant=self.default_tenant,
+            erp_kinds={t.name: t.kind for t in self.settings.tenants},
+            cases=self.episodic,
+            facts=self.facts,
+        )
 
-    # Delegates: the small public surface agents use --------------------------------------------
-    def record_case(self, customer_id: str, request: str, resolution: str, **kw: Any) -> Any:
+    def sync_runner(
+        self,
+        *,
+        adapter_factory: AdapterFactory | None = None,
+        reporter: Reporter | None = None,
+        stop: StopFlag | None = None,
+    ) -> SyncRunner:
+        """A sync runner for the configured tenants; closed ERP cases go to :attr:`episodic`."""
+        from connector.sync.runner import SyncRunner
+
+        return SyncRunner(
+            self.engine,
+            clock=self.clock,
+            settings=self.settings,
+            cases=self.episodic,
+            adapter_factory=adapter_factory,
+            reporter=reporter,
+            stop=stop,
+        )
+
+    # Shortcuts: the small public surface agents use ------------------------------------------------
+    def record_case(
+        self,
+        customer_id: str,
+        request: str,
+        resolution: str,
+        *,
+        tenant: str | None = None,
+        case_id: str | None = None,
+        case_type: str | None = None,
+        occurred_at: datetime | None = None,
+        documents: Sequence[str] = (),
+        pii: bool = False,
+        transcript: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> RecordedCase:
         """Store a resolved case's factual outcome in episodic memory (see EpisodicMemory.record_case)."""
-        return self.episodic.record_case(customer_id, request, resolution, **kw)
+        return self.episodic.record_case(
+            customer_id, request, resolution, tenant=tenant, case_id=case_id, case_type=case_type,
+            occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript, metadata=metadata,
+        )  # fmt: skip
 
-    def recall_cases(self, customer_id: str, query: str, k: int = 3, **kw: Any) -> Any:
+    def recall_cases(
+        self,
+        customer_id: str,
+        query: str,
+        k: int = 3,
+        *,
+        tenant: str | None = None,
+        case_type: str | None = None,
+        as_of: datetime | None = None,
+    ) -> list[CaseHit]:
         """Past cases of this customer most similar to ``query`` (scope first, similarity second)."""
-        return self.episodic.recall(customer_id, query, k=k, **kw)
+        return self.episodic.recall(customer_id, query, k=k, tenant=tenant, case_type=case_type, as_of=as_of)
 
-    def record_turn(self, session_id: str, customer_id: str, role: str, content: str, **kw: Any) -> Any:
+    def record_turn(
+        self,
+        session_id: str,
+        customer_id: str,
+        role: str,
+        content: str,
+        *,
+        tenant: str | None = None,
+        tool_name: str | None = None,
+        tool_args: Any = None,
+        tool_result: Any = None,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+    ) -> Turn:
         """Append a conversation turn (or a tool call with structured result) to working memory."""
-        return self.working.record_turn(session_id, customer_id, role, content, **kw)
+        return self.working.record_turn(
+            session_id, customer_id, role, content, tenant=tenant, tool_name=tool_name,
+            tool_args=tool_args, tool_result=tool_result, agent_id=agent_id, workflow_id=workflow_id,
+        )  # fmt: skip
 
-    def pin(self, session_id: str, name: str, value: Any, **kw: Any) -> Any:
+    def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
         """Pin a value the workflow depends on; no summary ever rewrites it."""
-        return self.working.pin(session_id, name, value, **kw)
+        return self.working.pin(session_id, name, value, source=source)
 
-    def learn(self, customer_id: str, content: str, **kw: Any) -> Any:
+    def learn(
+        self,
+        customer_id: str,
+        content: str,
+        *,
+        tenant: str | None = None,
+        importance: float = 0.5,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+        source: str | None = None,
+    ) -> LearnedFact:
         """Store a learned fact that has no home in the ERP (see FactStore.learn)."""
-        return self.facts.learn(customer_id, content, **kw)
+        return self.facts.learn(
+            customer_id, content, tenant=tenant, importance=importance, agent_id=agent_id,
+            workflow_id=workflow_id, source=source,
+        )  # fmt: skip
 
-    def build_context(self, customer_id: str, query: str, **kw: Any) -> Any:
+    def build_context(
+        self,
+        customer_id: str,
+        query: str,
+        *,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        token_budget: int | None = None,
+        as_of: datetime | None = None,
+        party_kind: str = "customer",
+    ) -> ContextResult:
         """The token-budgeted, deterministic prompt context for one customer and query."""
-        return self.context.build(customer_id, query, **kw)
+        return self.context.build(
+            customer_id, query, session_id=session_id, tenant=tenant, token_budget=token_budget,
+            as_of=as_of, party_kind=party_kind,
+        )  # fmt: skip
 
-    async def abuild_context(self, customer_id: str, query: str, **kw: Any) -> Any:
+    async def abuild_context(
+        self,
+        customer_id: str,
+        query: str,
+        *,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        token_budget: int | None = None,
+        as_of: datetime | None = None,
+        party_kind: str = "customer",
+    ) -> ContextResult:
         """Async variant of :meth:`build_context` for async agents."""
-        return await self.context.abuild(customer_id, query, **kw)
+        return await self.context.abuild(
+            customer_id, query, session_id=session_id, tenant=tenant, token_budget=token_budget,
+            as_of=as_of, party_kind=party_kind,
+        )  # fmt: skip
 
     def lookup_document(
         self, customer_id: str, number: str, *, tenant: str | None = None, party_kind: str = "customer"
-    ) -> Any:
+    ) -> DocumentDetail:
         """One document of this customer (or vendor) with its lines, by number in any common
         spelling; raises UnknownDocumentError, the same for another party's document as for none."""
         from connector.context.lookup import lookup_document
-        from connector.scope import Scope
 
         scope = Scope.of(self.tenant_name(tenant), customer_id)
         return lookup_document(self.engine, scope, number, party_kind=party_kind)
@@ -144,7 +324,6 @@ class Memory:
         owns them.
         """
         from connector.erasure.disk import scrub_relational
-        from connector.scope import Scope
 
         scope = Scope.of(self.tenant_name(tenant), customer_id)
         self.erasures.erase(scope)
@@ -157,6 +336,4 @@ class Memory:
 
     def lift_erasure(self, customer_id: str, *, tenant: str | None = None) -> bool:
         """Let a forgotten customer's memories be stored again (an operator's decision; logged)."""
-        from connector.scope import Scope
-
         return self.erasures.lift(Scope.of(self.tenant_name(tenant), customer_id))

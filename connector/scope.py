@@ -29,6 +29,11 @@ def require_id(value: object, what: str = "customer_id") -> str:
     return stripped
 
 
+def tenant_or_default(tenant: str | None, default_tenant: str) -> str:
+    """The tenant a call is scoped to: the caller's, or the deployment's default when none is named."""
+    return tenant if tenant is not None else default_tenant
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """(tenant, customer) of a memory operation; both parts validated."""

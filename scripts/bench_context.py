@@ -339,8 +339,6 @@ def without_ort_spinning(memory: Memory) -> None:
     intra-op threads compete with the caller for ~20 ms after every query embedding."""
     import onnxruntime
 
-    from connector.episodic import EpisodicMemory
-
     original = onnxruntime.SessionOptions
 
     class NoSpin(original):  # type: ignore[misc,valid-type]
@@ -350,7 +348,6 @@ def without_ort_spinning(memory: Memory) -> None:
 
     onnxruntime.SessionOptions = NoSpin
     try:
-        memory.__dict__["episodic"] = EpisodicMemory(memory)
         memory.episodic.embedder.embed(["warm up"])
     finally:
         onnxruntime.SessionOptions = original

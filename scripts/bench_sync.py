@@ -32,7 +32,6 @@ from connector.db.migrate import upgrade_to_head
 from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
 from connector.db.upsert import _row_for, upsert_records  # _row_for: both paths write the same rows
 from connector.erp.records import CaseRecord, DocumentRecord, PartyRecord, Record
-from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.runner import SyncRunner
@@ -138,9 +137,9 @@ class Timed:
     requests: dict[str, int]
 
 
-def timed_sync(memory: Memory, *, full: bool = False) -> Timed:
+def timed_sync(runner: SyncRunner, *, full: bool = False) -> Timed:
     start = time.perf_counter()
-    report = SyncRunner(memory).run(full=full)
+    report = runner.run(full=full)
     seconds = time.perf_counter() - start
     problem = report.first_problem()
     if problem is not None:
@@ -156,14 +155,14 @@ def timed_sync(memory: Memory, *, full: bool = False) -> Timed:
 _MODELS: dict[type, type[SQLModel]] = {PartyRecord: Party, DocumentRecord: Document, CaseRecord: CrmCase}
 
 
-def fetch_sample(memory: Memory, tenant: TenantSettings, limit: int) -> tuple[list[list[Record]], float]:
+def fetch_sample(tenant: TenantSettings, limit: int) -> tuple[list[list[Record]], float]:
     """About ``limit`` records (pages of each stream) read once over HTTP, and the read rate."""
     from connector.adapters.factory import open_adapter
 
     per_stream = max(1, limit // len(STREAMS))
     batches: list[list[Record]] = []
     start = time.perf_counter()
-    with open_adapter(tenant, sync=SyncSettings(), clock=memory.clock) as adapter:
+    with open_adapter(tenant, sync=SyncSettings(), clock=SystemClock()) as adapter:
         for stream in STREAMS:
             taken = 0
             for page in adapter.read(stream, None, None):
@@ -262,18 +261,18 @@ def bench_stores(
 ) -> dict[str, dict[str, Any]]:
     """Every phase on every store in turn, so each store sees the same ERP state and the same change."""
     tenant = tenant_for(fake, args.page_size)
-    memories = {
-        label: Memory(Settings(tenants=[tenant]), clock=SystemClock(), engine=engine, llm=None)
+    runners = {
+        label: SyncRunner(engine, clock=SystemClock(), settings=Settings(tenants=[tenant]), cases=None)
         for label, engine in engines.items()
     }
     out: dict[str, dict[str, Any]] = {label: {} for label in engines}
-    for label, memory in memories.items():
-        full = timed_sync(memory)
+    for label, runner in runners.items():
+        full = timed_sync(runner)
         rows.append(_rate_row(label, "full sync", full))
         out[label] |= {"full_records_per_s": full.records / full.seconds, "full_s": full.seconds}
-    for label, memory in memories.items():
+    for label, runner in runners.items():
         fake.control("reset")
-        noop = timed_sync(memory)
+        noop = timed_sync(runner)
         lists = fake.control("lists")
         rows.append(
             [label, "no-change incremental", f"{noop.records:,}", f"{noop.seconds:.2f}", f"lists {lists}"]
@@ -282,8 +281,8 @@ def bench_stores(
     changed = 0
     for stream in STREAMS:
         changed += fake.control("touch", entity=stream, count=max(1, _size(args, stream) // 100))["stamped"]
-    for label, memory in memories.items():
-        one = timed_sync(memory)
+    for label, runner in runners.items():
+        one = timed_sync(runner)
         rows.append(
             [
                 label,
@@ -295,8 +294,7 @@ def bench_stores(
         )
         out[label] |= {"one_percent_changed": changed, "one_percent_rows_written": one.written}
         out[label] |= {"one_percent_s": one.seconds}
-    first = next(iter(memories.values()))
-    batches, fetch_rate = fetch_sample(first, tenant, args.baseline_records)
+    batches, fetch_rate = fetch_sample(tenant, args.baseline_records)
     rows.append(
         ["-", "read only (HTTP + mapping)", f"{sum(len(b) for b in batches):,}", "", f"{fetch_rate:,.0f}"]
     )

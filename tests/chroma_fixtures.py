@@ -24,6 +24,9 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
+from connector.embeddings.base import Embedder
+from connector.episodic import EpisodicMemory
+from connector.episodic.chroma_index import cases_index
 from connector.memory import Memory
 from connector.settings import ChromaSettings, Settings
 
@@ -122,3 +125,17 @@ def episodic_settings(tmp_path: Path, chroma_settings: ChromaSettings) -> Settin
 def memory(episodic_settings: Settings, sqlite_engine: Engine, episodic_clock: FrozenClock) -> Memory:
     """A non-LLM Memory on SQLite with the parametrized Chroma (embedded, then server)."""
     return Memory(episodic_settings, clock=episodic_clock, llm=None, engine=sqlite_engine)
+
+
+def episodic_with(memory: Memory, embedder: Embedder) -> EpisodicMemory:
+    """A second EpisodicMemory over ``memory``'s stores and Chroma, reading and writing with ``embedder``."""
+    return EpisodicMemory(
+        memory.engine,
+        clock=memory.clock,
+        retention=memory.settings.retention,
+        embedder=lambda: embedder,
+        index=lambda e: cases_index(memory.chroma_client, memory.settings.chroma, e),
+        llm=memory.llm,
+        erasures=memory.erasures,
+        default_tenant=memory.default_tenant,
+    )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
 
+from connector.context import ContextBuilder
 from connector.db.upsert import upsert_records
 from connector.episodic.models import CaseHit
 from connector.erp.records import Address, Contact, DocumentRecord, PartyRecord
@@ -57,17 +58,36 @@ def hit(case_id: str, summary: str, score: float, day: int = 3) -> CaseHit:
 
 @dataclass
 class StubEpisodic:
-    """Stands in for EpisodicMemory.recall; records the queries it was asked."""
+    """Stands in for EpisodicMemory.recall (the CaseRecall protocol); records the queries it was asked."""
 
     hits: list[CaseHit] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
 
-    def recall(self, customer_id: str, query: str, **kw: Any) -> list[CaseHit]:
+    def recall(
+        self,
+        customer_id: str,
+        query: str,
+        *,
+        k: int = 3,
+        tenant: str | None = None,
+        case_type: str | None = None,
+        as_of: datetime | None = None,
+    ) -> Sequence[CaseHit]:
         self.queries.append(query)
-        return list(self.hits[: kw.get("k", 3)])
+        return list(self.hits[:k])
 
 
-def with_stub_episodic(memory: Memory, hits: list[CaseHit] | None = None) -> StubEpisodic:
-    stub = StubEpisodic(hits or [])
-    memory.__dict__["episodic"] = stub  # replaces the cached_property for this Memory only
-    return stub
+def stub_context(memory: Memory, recall: StubEpisodic | list[CaseHit] | None = None) -> ContextBuilder:
+    """A ContextBuilder over ``memory``'s stores, built from its constructor with a stub case recall."""
+    stub = recall if isinstance(recall, StubEpisodic) else StubEpisodic(recall or [])
+    settings = memory.settings
+    return ContextBuilder(
+        memory.engine,
+        clock=memory.clock,
+        settings=settings.context,
+        expected_sync_lag=timedelta(minutes=settings.sync.expected_lag_minutes),
+        default_tenant=memory.default_tenant,
+        erp_kinds={t.name: t.kind for t in settings.tenants},
+        cases=stub,
+        facts=memory.facts,
+    )

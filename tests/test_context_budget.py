@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from context_fixtures import NOW, hit, seed_erp, with_stub_episodic
+from context_fixtures import NOW, hit, seed_erp, stub_context
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
@@ -14,6 +14,7 @@ from connector.tokens import count_tokens
 from connector.working import NewTurn
 
 WORDS = "the pallet of copper fittings arrived late and the customer asked for a refund of freight " * 6
+CASES = [hit(f"C-{i}", f"case {i}: {WORDS}", 0.9 - i / 100) for i in range(10)]
 
 
 @pytest.fixture
@@ -27,7 +28,6 @@ def full_memory(sqlite_engine: Engine, settings: Settings) -> Memory:
     )
     memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=sqlite_engine)
     seed_erp(memory, documents=40, attributes=60)
-    with_stub_episodic(memory, [hit(f"C-{i}", f"case {i}: {WORDS}", 0.9 - i / 100) for i in range(10)])
     for i in range(8):
         memory.learn(
             "ABARTENDE",
@@ -46,7 +46,7 @@ def full_memory(sqlite_engine: Engine, settings: Settings) -> Memory:
 
 
 def build(memory: Memory, **kw: object) -> ContextResult:
-    return memory.build_context("ABARTENDE", "refund of freight", session_id="s-1", **kw)  # type: ignore[arg-type]
+    return stub_context(memory, CASES).build("ABARTENDE", "refund of freight", session_id="s-1", **kw)  # type: ignore[arg-type]
 
 
 def test_the_whole_context_fits_the_budget(full_memory: Memory) -> None:
@@ -90,7 +90,7 @@ def test_every_pinned_value_is_shown_query_documents_first(full_memory: Memory) 
     for i in range(20):
         order = {"OrderNbr": f"SO-{i:06d}", "OrderTotal": f"{i}00.00", "RequestedOn": "2026-03-04"}
         full_memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_order", tool_result=order)
-    result = full_memory.build_context(
+    result = stub_context(full_memory, CASES).build(
         "ABARTENDE", "where is SO-000017?", session_id="s-1", token_budget=1200
     )
     pins = result.section("pinned")
@@ -115,7 +115,9 @@ def test_a_long_session_keeps_the_extracted_values_of_its_latest_tool_results(fu
     kept = {p.name.split(".")[0] for p in extracted}
     assert kept == {f"SO-{i:06d}" for i in range(40 - len(kept), 40)}
     assert any(p.explicit and p.name == "disputed_total" for p in state)
-    result = full_memory.build_context("ABARTENDE", "order status", session_id="s-1", token_budget=3000)
+    result = stub_context(full_memory, CASES).build(
+        "ABARTENDE", "order status", session_id="s-1", token_budget=3000
+    )
     assert all(p.value in result.text for p in state)
     assert result.section("pinned").dropped == 0
     assert result.token_count <= 3000

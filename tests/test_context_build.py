@@ -7,11 +7,11 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
-from context_fixtures import NOW, hit, seed_erp, with_stub_episodic
+from context_fixtures import NOW, hit, seed_erp, stub_context
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
-from connector.context import SECTION_ORDER, ContextInputError, ContextResult
+from connector.context import SECTION_ORDER, ContextBuilder, ContextInputError, ContextResult
 from connector.errors import ScopeError, UnknownCustomerError
 from connector.memory import Memory
 from connector.settings import Settings
@@ -23,17 +23,21 @@ INVOICE = {"ReferenceNbr": "INV-004821", "Amount": "1250.75", "DueDate": "2026-0
 def memory(engine: Engine, settings: Settings) -> Memory:
     memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
     seed_erp(memory)
-    with_stub_episodic(memory, [hit("C-1", "Credit memo CM-000311 issued for a duplicate invoice.", 0.82)])
     return memory
+
+
+@pytest.fixture
+def context(memory: Memory) -> ContextBuilder:
+    return stub_context(memory, [hit("C-1", "Credit memo CM-000311 issued for a duplicate invoice.", 0.82)])
 
 
 def headers(result: ContextResult) -> list[str]:
     return [line for line in result.text.splitlines() if line.startswith("## ")]
 
 
-def test_sections_come_in_the_fixed_order(memory: Memory) -> None:
+def test_sections_come_in_the_fixed_order(memory: Memory, context: ContextBuilder) -> None:
     memory.record_turn("s-1", "ABARTENDE", "user", "Why was I charged twice?")
-    result = memory.build_context("ABARTENDE", "Why was I charged twice?", session_id="s-1")
+    result = context.build("ABARTENDE", "Why was I charged twice?", session_id="s-1")
     assert headers(result) == [
         "## Today",
         "## ERP facts (as of 2026-01-15 11:40 UTC)",
@@ -51,8 +55,8 @@ def test_sections_come_in_the_fixed_order(memory: Memory) -> None:
     assert result.warnings == ()
 
 
-def test_erp_facts_and_open_documents_overdue_first(memory: Memory) -> None:
-    result = memory.build_context("ABARTENDE", "balance?")
+def test_erp_facts_and_open_documents_overdue_first(memory: Memory, context: ContextBuilder) -> None:
+    result = context.build("ABARTENDE", "balance?")
     erp = result.section("erp_facts")
     assert erp.items[0].text.startswith("Customer ABARTENDE; status Active")
     assert erp.items[0].text.endswith("; name:\n> Bartender Supplies")  # ERP free text is quoted data
@@ -74,9 +78,9 @@ def test_erp_facts_and_open_documents_overdue_first(memory: Memory) -> None:
     )
 
 
-def test_learned_facts_and_past_cases_as_date_and_summary(memory: Memory) -> None:
+def test_learned_facts_and_past_cases_as_date_and_summary(memory: Memory, context: ContextBuilder) -> None:
     memory.learn("ABARTENDE", "Prefers to be contacted by email after 3pm.", importance=0.8, source="agent")
-    result = memory.build_context("ABARTENDE", "Why was I charged twice?")
+    result = context.build("ABARTENDE", "Why was I charged twice?")
     fact = result.section("learned_facts").items[0]
     assert fact.source.startswith("fact:") and fact.score == 0.8
     assert "> Prefers to be contacted by email after 3pm." in fact.text
@@ -88,10 +92,10 @@ def test_learned_facts_and_past_cases_as_date_and_summary(memory: Memory) -> Non
     )
 
 
-def test_pinned_values_and_turns_from_the_session(memory: Memory) -> None:
+def test_pinned_values_and_turns_from_the_session(memory: Memory, context: ContextBuilder) -> None:
     memory.record_turn("s-1", "ABARTENDE", "user", "Why was I charged twice for INV-004821?")
     memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_invoice", tool_result=INVOICE)
-    result = memory.build_context("ABARTENDE", "charged twice", session_id="s-1")
+    result = context.build("ABARTENDE", "charged twice", session_id="s-1")
     pins = [i.text for i in result.section("pinned").items]
     assert pins == ["- INV-004821: Amount 1250.75; DueDate 2026-01-05 (tool get_invoice, turn 2)"]
     turns = result.section("recent_turns").items
@@ -99,38 +103,40 @@ def test_pinned_values_and_turns_from_the_session(memory: Memory) -> None:
     assert turns[1].text.startswith("[turn 2, 2026-01-15 12:00] tool call get_invoice():\n> {")
 
 
-def test_the_same_inputs_give_byte_identical_output(memory: Memory) -> None:
+def test_the_same_inputs_give_byte_identical_output(memory: Memory, context: ContextBuilder) -> None:
     memory.learn("ABARTENDE", "Prefers email.", importance=0.6)
     memory.record_turn("s-1", "ABARTENDE", "tool", "", tool_name="get_invoice", tool_result=INVOICE)
-    first = memory.build_context("ABARTENDE", "Why?", session_id="s-1")
+    first = context.build("ABARTENDE", "Why?", session_id="s-1")
     again = Memory(memory.settings, clock=FrozenClock(NOW), llm=None, engine=memory.engine)
-    with_stub_episodic(again, [hit("C-1", "Credit memo CM-000311 issued for a duplicate invoice.", 0.82)])
-    second = again.build_context("ABARTENDE", "Why?", session_id="s-1")
+    again_context = stub_context(
+        again, [hit("C-1", "Credit memo CM-000311 issued for a duplicate invoice.", 0.82)]
+    )
+    second = again_context.build("ABARTENDE", "Why?", session_id="s-1")
     assert first.text.encode() == second.text.encode()
     assert first.to_dict() == second.to_dict()
 
 
-def test_as_of_sets_today(memory: Memory) -> None:
-    result = memory.build_context("ABARTENDE", "q", as_of=NOW + timedelta(days=30))
+def test_as_of_sets_today(memory: Memory, context: ContextBuilder) -> None:
+    result = context.build("ABARTENDE", "q", as_of=NOW + timedelta(days=30))
     assert result.section("today").items[0].text.startswith("2026-02-14 (Saturday)")
 
 
-def test_unknown_customer_suggests_close_matches(memory: Memory) -> None:
+def test_unknown_customer_suggests_close_matches(memory: Memory, context: ContextBuilder) -> None:
     with pytest.raises(UnknownCustomerError) as err:
-        memory.build_context("ABARTEND", "q")
+        context.build("ABARTEND", "q")
     assert err.value.suggestions[:2] == ["ABARTENDE", "ABARTENDER2"]
     assert "ABARTENDX" not in err.value.suggestions  # another tenant's customer is never suggested
     assert "Did you mean: ABARTENDE" in str(err.value)
 
 
-def test_a_session_of_another_customer_is_refused(memory: Memory) -> None:
+def test_a_session_of_another_customer_is_refused(memory: Memory, context: ContextBuilder) -> None:
     memory.record_turn("s-1", "ABARTENDER2", "user", "private to customer 2")
     with pytest.raises(ScopeError):
-        memory.build_context("ABARTENDE", "q", session_id="s-1")
+        context.build("ABARTENDE", "q", session_id="s-1")
 
 
-def test_an_unknown_session_is_a_warning(memory: Memory) -> None:
-    result = memory.build_context("ABARTENDE", "q", session_id="new")
+def test_an_unknown_session_is_a_warning(memory: Memory, context: ContextBuilder) -> None:
+    result = context.build("ABARTENDE", "q", session_id="new")
     assert result.warnings == ("session new has no turns yet",)
     assert "- session new has no turns yet" in result.text
 
@@ -138,29 +144,28 @@ def test_an_unknown_session_is_a_warning(memory: Memory) -> None:
 def test_stale_data_warns_in_result_and_text(engine: Engine, settings: Settings) -> None:
     memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
     seed_erp(memory, synced_at=NOW - timedelta(hours=5))
-    with_stub_episodic(memory)
-    result = memory.build_context("ABARTENDE", "q")
+    result = stub_context(memory).build("ABARTENDE", "q")
     assert len(result.warnings) == 1
     assert result.warnings[0].startswith("ERP data is 5 h 0 min old (last synced 2026-01-15 07:00 UTC;")
     assert f"- {result.warnings[0]}" in result.text
 
 
-def test_bad_arguments_are_clear_errors(memory: Memory) -> None:
+def test_bad_arguments_are_clear_errors(memory: Memory, context: ContextBuilder) -> None:
     with pytest.raises(ContextInputError, match="token_budget"):
-        memory.build_context("ABARTENDE", "q", token_budget=5)
+        context.build("ABARTENDE", "q", token_budget=5)
     with pytest.raises(ContextInputError, match="query must be text"):
-        memory.build_context("ABARTENDE", None)  # type: ignore[arg-type]
+        context.build("ABARTENDE", None)  # type: ignore[arg-type]
     with pytest.raises(ScopeError):
-        memory.build_context("  ", "q")
+        context.build("  ", "q")
 
 
-def test_async_variant_gives_the_same_result(memory: Memory) -> None:
-    sync = memory.build_context("ABARTENDE", "q")
-    async_result = asyncio.run(memory.abuild_context("ABARTENDE", "q"))
+def test_async_variant_gives_the_same_result(memory: Memory, context: ContextBuilder) -> None:
+    sync = context.build("ABARTENDE", "q")
+    async_result = asyncio.run(context.abuild("ABARTENDE", "q"))
     assert async_result.text == sync.text
 
 
-def test_a_vendor_context_has_its_bills_and_terms(memory: Memory) -> None:
+def test_a_vendor_context_has_its_bills_and_terms(memory: Memory, context: ContextBuilder) -> None:
     from connector.db.upsert import upsert_records
     from connector.erp.records import DocumentRecord, PartyRecord
 
@@ -172,20 +177,20 @@ def test_a_vendor_context_has_its_bills_and_terms(memory: Memory) -> None:
     vendor = PartyRecord(tenant="default", kind="vendor", external_id="V100", name="Copper Co", terms="NET45")
     with memory.engine.begin() as conn:
         upsert_records(conn, [vendor, bill], NOW)
-    result = memory.build_context("V100", "What payment terms do we have?", party_kind="vendor")
+    result = context.build("V100", "What payment terms do we have?", party_kind="vendor")
     assert result.text.startswith("# Context for vendor V100 (tenant default)\n")
     assert result.section("erp_facts").items[0].text == "Vendor V100; terms NET45; name:\n> Copper Co"
     assert "- open payables: 980.00 USD across 1 document; overdue: 980.00 USD across 1 bill" in result.text
     assert result.section("open_documents").items[0].source == "document:default/ap_bill/BILL/000777"
     assert result.section("past_cases").items == ()  # customer memories are not read for a vendor
     with pytest.raises(UnknownCustomerError) as err:
-        memory.build_context("ABARTENDE", "q", party_kind="vendor")  # a customer is not a vendor
+        context.build("ABARTENDE", "q", party_kind="vendor")  # a customer is not a vendor
     assert err.value.suggestions == []
     with pytest.raises(ContextInputError, match="party_kind"):
-        memory.build_context("V100", "q", party_kind="supplier")
+        context.build("V100", "q", party_kind="supplier")
 
 
-def test_orders_are_never_overdue_and_show_their_amount(memory: Memory) -> None:
+def test_orders_are_never_overdue_and_show_their_amount(memory: Memory, context: ContextBuilder) -> None:
     from connector.db.upsert import upsert_records
     from connector.erp.records import DocumentRecord
 
@@ -196,7 +201,7 @@ def test_orders_are_never_overdue_and_show_their_amount(memory: Memory) -> None:
     )  # fmt: skip
     with memory.engine.begin() as conn:
         upsert_records(conn, [order], NOW)
-    items = memory.build_context("ABARTENDE", "order status?").section("open_documents").items
+    items = context.build("ABARTENDE", "order status?").section("open_documents").items
     line = next(i.text for i in items if "SO-000123" in i.text)
     expected = (
         "- SO-000123 (sales order); ordered 2025-03-01; requested 2025-03-03; amount 8,130.00 USD; "

@@ -11,11 +11,11 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
-from context_fixtures import NOW, seed_erp, with_stub_episodic
+from context_fixtures import NOW, seed_erp, stub_context
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
-from connector.context import ContextResult, UnknownDocumentError
+from connector.context import ContextBuilder, ContextResult, UnknownDocumentError
 from connector.db.upsert import upsert_records
 from connector.erp.records import DocumentRecord
 from connector.memory import Memory
@@ -39,11 +39,15 @@ def invoice(i: int, customer: str = "ABARTENDE", **kw: object) -> DocumentRecord
 def memory(engine: Engine, settings: Settings) -> Memory:
     memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
     seed_erp(memory, documents=0)
-    with_stub_episodic(memory)
     others = [invoice(5000 + i, customer="COFFEESHOP") for i in range(3)]
     with memory.engine.begin() as conn:
         upsert_records(conn, [invoice(i) for i in range(MANY)] + others, NOW)
     return memory
+
+
+@pytest.fixture
+def context(memory: Memory) -> ContextBuilder:
+    return stub_context(memory)
 
 
 def shown_numbers(result: ContextResult) -> list[str]:
@@ -54,27 +58,31 @@ def shown_numbers(result: ContextResult) -> list[str]:
     ]
 
 
-def test_a_named_invoice_is_shown_wherever_it_ranks_among_1000(memory: Memory) -> None:
+def test_a_named_invoice_is_shown_wherever_it_ranks_among_1000(
+    memory: Memory, context: ContextBuilder
+) -> None:
     # Rank 0 is INV-000999 (most overdue), rank 999 is INV-000000 (due last).
     for rank in (0, 1, 14, 15, 16, 500, 998, 999):
         i = MANY - 1 - rank
         for spelling in (f"INV-{i:06d}", f"inv {i}", f"#{i:06d}", f"invoice {i}", f"{i:06d}"):
-            result = memory.build_context("ABARTENDE", f"Why is {spelling} still open?")
+            result = context.build("ABARTENDE", f"Why is {spelling} still open?")
             items = result.section("open_documents").items
             assert items[0].source == f"document:default/ar_invoice/INV/INV-{i:06d}", spelling
             assert "named in the query" in items[0].text
             assert not result.over_budget
 
 
-def test_the_rest_fill_the_section_overdue_first(memory: Memory) -> None:
-    result = memory.build_context("ABARTENDE", "what about INV-000003?")
+def test_the_rest_fill_the_section_overdue_first(memory: Memory, context: ContextBuilder) -> None:
+    result = context.build("ABARTENDE", "what about INV-000003?")
     numbers = shown_numbers(result)
     assert numbers[0] == "INV-000003"
     assert numbers[1:] == [f"INV-{i:06d}" for i in range(999, 999 - len(numbers) + 1, -1)]
 
 
-def test_the_section_says_what_it_leaves_out_over_all_open_documents(memory: Memory) -> None:
-    result = memory.build_context("ABARTENDE", "what do I owe?")
+def test_the_section_says_what_it_leaves_out_over_all_open_documents(
+    memory: Memory, context: ContextBuilder
+) -> None:
+    result = context.build("ABARTENDE", "what do I owe?")
     section = result.section("open_documents")
     shown = [i for i in section.items if i.source.startswith("document:")]
     everything = sum((Decimal(1000 + i) + Decimal("0.25") for i in range(MANY)), Decimal(0))
@@ -91,7 +99,9 @@ def test_the_section_says_what_it_leaves_out_over_all_open_documents(memory: Mem
     ) in result.text
 
 
-def test_totals_are_per_currency_and_say_when_the_erp_has_no_balance(memory: Memory) -> None:
+def test_totals_are_per_currency_and_say_when_the_erp_has_no_balance(
+    memory: Memory, context: ContextBuilder
+) -> None:
     extra = [
         invoice(2000, currency="EUR", amount=Decimal("412300.00"), balance=Decimal("412300.00")),
         invoice(2001, currency="DKK", amount=Decimal("5142.10"), balance=None),  # no balance from the ERP
@@ -99,7 +109,7 @@ def test_totals_are_per_currency_and_say_when_the_erp_has_no_balance(memory: Mem
     with memory.engine.begin() as conn:
         upsert_records(conn, extra, NOW)
     memory.settings.tenants  # noqa: B018 - the test tenant is not configured: "the ERP"
-    result = memory.build_context("ABARTENDE", "and invoice 2001?")
+    result = context.build("ABARTENDE", "and invoice 2001?")
     header = next(i.text for i in result.section("erp_facts").items if i.source.endswith("#balance"))
     assert header.startswith("- open receivables: 412,300.00 EUR, ")
     assert "; 1 open AR invoice without a balance from the ERP (amount 5,142.10 DKK)" in header
@@ -108,31 +118,33 @@ def test_totals_are_per_currency_and_say_when_the_erp_has_no_balance(memory: Mem
     assert "none" not in header
 
 
-def test_another_customers_numbers_are_never_shown(memory: Memory) -> None:
-    result = memory.build_context("ABARTENDE", "Tell me about INV-005000 and inv 5001, #005002")
+def test_another_customers_numbers_are_never_shown(memory: Memory, context: ContextBuilder) -> None:
+    result = context.build("ABARTENDE", "Tell me about INV-005000 and inv 5001, #005002")
     assert "INV-00500" not in result.text
     assert all("named in the query" not in i.text for i in result.section("open_documents").items)
 
 
-def test_a_query_naming_500_numbers_is_capped_without_error(memory: Memory) -> None:
+def test_a_query_naming_500_numbers_is_capped_without_error(memory: Memory, context: ContextBuilder) -> None:
     query = " ".join(f"INV-{i:06d}" for i in range(500))
-    result = memory.build_context("ABARTENDE", query)
+    result = context.build("ABARTENDE", query)
     named = [i for i in result.section("open_documents").items if "named in the query" in i.text]
     assert 0 < len(named) <= 20
     assert any("only the first 50 were looked up" in w for w in result.warnings)
     assert not result.over_budget
 
 
-def test_malformed_numbers_name_nothing_and_fail_nothing(memory: Memory) -> None:
+def test_malformed_numbers_name_nothing_and_fail_nothing(memory: Memory, context: ContextBuilder) -> None:
     for query in ("INV-00A821??", "#", "inv -", "0000000000000000000000000000001", "1e400", "INV-" * 300):
-        result = memory.build_context("ABARTENDE", query)
+        result = context.build("ABARTENDE", query)
         assert not result.over_budget
 
 
-def test_an_amount_or_date_that_identifies_one_invoice_names_it(memory: Memory) -> None:
-    result = memory.build_context("ABARTENDE", "the 1,042.25 one please")
+def test_an_amount_or_date_that_identifies_one_invoice_names_it(
+    memory: Memory, context: ContextBuilder
+) -> None:
+    result = context.build("ABARTENDE", "the 1,042.25 one please")
     assert result.section("open_documents").items[0].source.endswith("INV-000042")
-    result = memory.build_context("ABARTENDE", "the invoice due on 2025-12-01")  # Jan 10 less 40 days
+    result = context.build("ABARTENDE", "the invoice due on 2025-12-01")  # Jan 10 less 40 days
     assert result.section("open_documents").items[0].source.endswith("INV-000040")
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from context_fixtures import NOW, seed_erp, with_stub_episodic
+from context_fixtures import NOW, StubEpisodic, seed_erp, stub_context
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
@@ -20,24 +20,24 @@ def memory(sqlite_engine: Engine, settings: Settings) -> Memory:
 
 
 def test_a_100_kb_query_is_trimmed_for_recall_with_a_warning(memory: Memory) -> None:
-    stub = with_stub_episodic(memory)
+    stub = StubEpisodic()
     query = "Why was INV-004821 charged twice? " + "blah " * 20_480  # ~100 KB
-    result = memory.build_context("ABARTENDE", query)
+    result = stub_context(memory, stub).build("ABARTENDE", query)
     assert len(stub.queries[0]) <= 2000 and stub.queries[0].startswith("Why was INV-004821 charged twice?")
     assert result.warnings[0].startswith(f"query trimmed from {len(query.strip())} to ")
     assert result.token_count <= result.token_budget
 
 
 def test_control_characters_are_removed_with_a_warning(memory: Memory) -> None:
-    stub = with_stub_episodic(memory)
-    result = memory.build_context("ABARTENDE", "status\x00 of\x1b[31m SO-000123\u200b\x07?")
+    stub = StubEpisodic()
+    result = stub_context(memory, stub).build("ABARTENDE", "status\x00 of\x1b[31m SO-000123\u200b\x07?")
     assert stub.queries == ["status of[31m SO-000123?"]
     assert result.warnings == ("4 control characters were removed from the query",)
 
 
 def test_an_empty_query_skips_recall(memory: Memory) -> None:
-    stub = with_stub_episodic(memory)
-    result = memory.build_context("ABARTENDE", " \x00\n ")
+    stub = StubEpisodic()
+    result = stub_context(memory, stub).build("ABARTENDE", " \x00\n ")
     assert stub.queries == []
     assert "query is empty: similar past cases were not searched" in result.warnings
 

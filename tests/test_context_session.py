@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import respx
-from context_fixtures import NOW, seed_erp, with_stub_episodic
+from context_fixtures import NOW, seed_erp, stub_context
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
@@ -41,11 +41,10 @@ def test_invoice_total_survives_ten_llm_folds_into_the_context(
     settings = settings.model_copy(update={"working": WorkingMemorySettings(verbatim_turns=6, fold_batch=3)})
     memory = Memory(settings, clock=FrozenClock(NOW), llm=llm, engine=sqlite_engine)
     seed_erp(memory)
-    with_stub_episodic(memory)
     long_session(memory, 36)
     state = memory.working.state("s-1")
     assert (state.folds, state.summary_upto_seq) == (10, 30)
-    result = memory.build_context("ABARTENDE", "what do I owe?", session_id="s-1", token_budget=600)
+    result = stub_context(memory).build("ABARTENDE", "what do I owe?", session_id="s-1", token_budget=600)
     assert "- INV-004821: Amount 18250.40; DueDate 2026-02-04 (tool get_invoice, turn 1)" in result.text
     assert (
         "## Conversation summary (LLM summary; turns 1-30 summarised)\n> They discussed an invoice dispute.\n"
@@ -64,9 +63,8 @@ def test_non_llm_summary_is_labelled_in_the_context(sqlite_engine: Engine, setti
     settings = settings.model_copy(update={"working": WorkingMemorySettings(verbatim_turns=6, fold_batch=3)})
     memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=sqlite_engine)
     seed_erp(memory)
-    with_stub_episodic(memory)
     long_session(memory, 36)
-    result = memory.build_context("ABARTENDE", "what do I owe?", session_id="s-1")
+    result = stub_context(memory).build("ABARTENDE", "what do I owe?", session_id="s-1")
     assert (
         "## Conversation summary (non-LLM mode (deterministic); turns 1-30 summarised; its line shown)\n"
         "> INV-004821 (turn 1): Amount 18250.40; DueDate 2026-02-04\n"
@@ -127,11 +125,10 @@ def test_a_reference_from_turn_2_of_500_is_in_the_context_without_an_llm(
 ) -> None:
     memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=sqlite_engine)
     seed_erp(memory)
-    with_stub_episodic(memory)
     long_nonllm_session(memory, 500)
     state = memory.working.state("s-1")
     assert state.summary_upto_seq >= 470
-    result = memory.build_context("ABARTENDE", "where is my order?", session_id="s-1")  # default budget
+    result = stub_context(memory).build("ABARTENDE", "where is my order?", session_id="s-1")  # default budget
     summary = "\n".join(i.text for i in result.section("summary").items)
     assert "> INV-004821 (turns 1 to 2): Amount 18250.40; DueDate 2026-02-04" in summary
     assert (

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from chroma_fixtures import episodic_with
 
 from connector.clock import FrozenClock
 from connector.db.models import CrmCase
-from connector.episodic import EpisodicMemory
 from connector.episodic.tables import CASES, ENTRIES
 from connector.errors import EmbeddingModelMismatch, ScopeError, StoreError
 from connector.memory import Memory
@@ -125,7 +125,7 @@ class OtherModel:
 
 def test_opening_an_index_built_with_another_model_is_a_clear_error(memory: Memory) -> None:
     record(memory, "ACME", "a", 1)
-    other = EpisodicMemory(memory, embedder=OtherModel())  # type: ignore[arg-type]
+    other = episodic_with(memory, OtherModel())  # type: ignore[arg-type]
     with pytest.raises(
         EmbeddingModelMismatch, match=r"minilm-l6-v2-qint8 \(dimension 384\).*other-model.*reindex"
     ):
@@ -136,14 +136,14 @@ def test_reindex_rebuilds_the_index_for_the_configured_model(memory: Memory) -> 
     entry = record(memory, "ACME", "a", 1)
     record(memory, "ACME", "b", 200)
     memory.episodic.apply_retention()
-    other = EpisodicMemory(memory, embedder=OtherModel())  # type: ignore[arg-type]
+    other = episodic_with(memory, OtherModel())  # type: ignore[arg-type]
 
     assert other.reindex() == 1  # the live entry only; the archive stays out of the index
     assert [h.entry_id for h in other.recall("ACME", "invoice")] == [entry]
     assert {r["embedding_model"] for r in rows(memory, ENTRIES) if r["status"] == "live"} == {"other-model"}
     with pytest.raises(EmbeddingModelMismatch):
-        EpisodicMemory(memory).recall("ACME", "invoice")
-    assert EpisodicMemory(memory).reindex() == 1
+        episodic_with(memory, memory.embedder).recall("ACME", "invoice")
+    assert episodic_with(memory, memory.embedder).reindex() == 1
 
 
 def crm_case(external_id: str, customer: str | None, **kw: object) -> CrmCase:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 import sqlalchemy as sa
+from chroma_fixtures import episodic_with
 
 from connector.clock import FrozenClock
 from connector.episodic import EpisodicMemory
@@ -184,7 +185,7 @@ class OtherModel:
 
 def test_copies_of_another_model_are_never_used_for_ranking(memory: Memory) -> None:
     seed(memory)
-    other = EpisodicMemory(memory, embedder=OtherModel())  # type: ignore[arg-type]
+    other = episodic_with(memory, OtherModel())  # type: ignore[arg-type]
     assert other.reindex() == len(CASES)  # re-embeds: the copies were made by MiniLM
     with memory.engine.connect() as conn:
         rows = conn.execute(sa.select(ENTRIES.c.vector, ENTRIES.c.embedding_model)).all()

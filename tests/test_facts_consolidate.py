@@ -19,10 +19,11 @@ from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
+from connector.erasure import Erasures
+from connector.facts import FactStore
 from connector.facts.extraction import Transcript, fit_transcripts
 from connector.facts.tables import job_t
 from connector.llm import LLMClient
-from connector.memory import Memory
 from connector.settings import LLMSettings, Settings
 
 BASE = "http://llm.test/v1"
@@ -92,12 +93,24 @@ def working() -> StubWorking:
     return stub
 
 
+def fact_store(settings: Settings, engine: Engine, working: StubWorking, llm: LLMClient | None) -> FactStore:
+    """A FactStore reading its sessions from the stub working memory."""
+    clock = FrozenClock()
+    return FactStore(
+        engine,
+        clock=clock,
+        settings=settings.facts,
+        llm=llm,
+        sessions=working,
+        erasures=Erasures(engine, clock),
+        default_tenant="default",
+    )
+
+
 @pytest.fixture
-def memory(settings: Settings, sqlite_engine: Engine, working: StubWorking) -> Memory:
+def facts(settings: Settings, sqlite_engine: Engine, working: StubWorking) -> FactStore:
     llm = LLMClient(LLMSettings(base_url=BASE, api_key=SecretStr("sk-test"), model="m", max_retries=0))
-    memory = Memory(settings, clock=FrozenClock(), llm=llm, engine=sqlite_engine)
-    memory.__dict__["working"] = working
-    return memory
+    return fact_store(settings, sqlite_engine, working, llm)
 
 
 @pytest.fixture
@@ -106,39 +119,39 @@ def llm_route() -> Iterator[respx.Route]:
         yield mock.post(f"{BASE}/chat/completions")
 
 
-def jobs(memory: Memory) -> list[sa.Row[object]]:
-    with memory.engine.connect() as conn:
+def jobs(facts: FactStore) -> list[sa.Row[object]]:
+    with facts.engine.connect() as conn:
         return list(conn.execute(sa.select(job_t).order_by(job_t.c.id)))
 
 
 def test_consolidation_learns_facts_and_marks_the_session(
-    memory: Memory, working: StubWorking, llm_route: respx.Route
+    facts: FactStore, working: StubWorking, llm_route: respx.Route
 ) -> None:
     llm_route.mock(return_value=answer(fact("Prefers troubleshooting steps by e-mail", 0.7)))
-    report = memory.facts.consolidate()
+    report = facts.consolidate()
     assert (report.mode, report.llm_calls, report.facts_created, report.sessions_consolidated) == (
         "llm",
         1,
         1,
         1,
     )
-    [learned] = memory.facts.top("C1")
+    [learned] = facts.top("C1")
     assert (learned.content, learned.importance, learned.source) == (
         "Prefers troubleshooting steps by e-mail",
         0.7,
         "session:s-1",
     )
     assert working.marked == {"s-1": 2}
-    [job] = jobs(memory)
+    [job] = jobs(facts)
     assert (job.status, job.sessions_processed, job.facts_created, job.error) == ("succeeded", 1, 1, None)
     assert job.sessions == [{"session_id": "s-1", "upto_seq": 2}]
     assert len(job.checksum) == 64
 
 
-def test_the_call_asks_for_json_and_quotes_the_conversation(memory: Memory, llm_route: respx.Route) -> None:
-    memory.facts.learn("C1", "Known: invoices go to the AP team")
+def test_the_call_asks_for_json_and_quotes_the_conversation(facts: FactStore, llm_route: respx.Route) -> None:
+    facts.learn("C1", "Known: invoices go to the AP team")
     llm_route.mock(return_value=answer())
-    memory.facts.consolidate()
+    facts.consolidate()
     body = json.loads(llm_route.calls.last.request.content)
     assert body["response_format"] == {"type": "json_object"}
     system, user = body["messages"][0]["content"], body["messages"][1]["content"]
@@ -147,28 +160,30 @@ def test_the_call_asks_for_json_and_quotes_the_conversation(memory: Memory, llm_
     assert "- Known: invoices go to the AP team" in user
 
 
-def test_unchanged_input_skips_the_llm(memory: Memory, working: StubWorking, llm_route: respx.Route) -> None:
+def test_unchanged_input_skips_the_llm(
+    facts: FactStore, working: StubWorking, llm_route: respx.Route
+) -> None:
     llm_route.mock(return_value=answer(fact("Prefers e-mail")))
     working.mark_failures = 1  # the first run stores its facts, then dies before marking the session
-    first = memory.facts.consolidate()
+    first = facts.consolidate()
     assert first.llm_calls == 1 and working.marked == {}
-    second = memory.facts.consolidate()
+    second = facts.consolidate()
     assert llm_route.call_count == 1
     assert (second.llm_calls, second.skipped_unchanged, second.sessions_consolidated) == (0, 1, 1)
     assert working.marked == {"s-1": 2}
-    assert [j.status for j in jobs(memory)] == ["succeeded", "skipped"]
-    assert [(f.content, f.confirmations) for f in memory.facts.top("C1")] == [("Prefers e-mail", 0)]
+    assert [j.status for j in jobs(facts)] == ["succeeded", "skipped"]
+    assert [(f.content, f.confirmations) for f in facts.top("C1")] == [("Prefers e-mail", 0)]
 
 
 def test_new_turns_change_the_checksum_and_call_again(
-    memory: Memory, working: StubWorking, llm_route: respx.Route
+    facts: FactStore, working: StubWorking, llm_route: respx.Route
 ) -> None:
     llm_route.mock(return_value=answer(fact("Prefers e-mail")))
-    memory.facts.consolidate()
+    facts.consolidate()
     working.add("s-1", working.sessions["s-1"][1] + "\n[3] user: and call before 10am", seq=3)
-    report = memory.facts.consolidate()
+    report = facts.consolidate()
     assert llm_route.call_count == 2 and report.llm_calls == 1
-    first, second = jobs(memory)
+    first, second = jobs(facts)
     assert first.checksum != second.checksum
 
 
@@ -185,39 +200,41 @@ def test_new_turns_change_the_checksum_and_call_again(
     ids=["prose", "importance-out-of-range", "blank-fact", "facts-not-a-list", "not-an-object", "http-500"],
 )
 def test_a_failed_job_stores_nothing_and_the_next_run_recovers(
-    memory: Memory, working: StubWorking, llm_route: respx.Route, bad: httpx.Response
+    facts: FactStore, working: StubWorking, llm_route: respx.Route, bad: httpx.Response
 ) -> None:
     llm_route.mock(side_effect=[bad, answer(fact("Prefers e-mail"))])
-    failed = memory.facts.consolidate()
+    failed = facts.consolidate()
     assert (failed.failed, failed.facts_created, failed.sessions_consolidated) == (1, 0, 0)
-    assert memory.facts.top("C1") == [] and working.marked == {}
-    [job] = jobs(memory)
+    assert facts.top("C1") == [] and working.marked == {}
+    [job] = jobs(facts)
     assert job.status == "failed" and job.error and job.finished_at is not None
     assert "sk-test" not in job.error
-    recovered = memory.facts.consolidate()
+    recovered = facts.consolidate()
     assert (recovered.failed, recovered.llm_calls, recovered.facts_created) == (0, 1, 1)
     assert working.marked == {"s-1": 2}
-    assert [j.status for j in jobs(memory)] == ["failed", "succeeded"]
+    assert [j.status for j in jobs(facts)] == ["failed", "succeeded"]
 
 
-def test_a_repeated_fact_confirms_the_known_one(memory: Memory, llm_route: respx.Route) -> None:
-    known = memory.facts.learn("C1", "Prefers troubleshooting steps by e-mail", importance=0.4, source="api")
+def test_a_repeated_fact_confirms_the_known_one(facts: FactStore, llm_route: respx.Route) -> None:
+    known = facts.learn("C1", "Prefers troubleshooting steps by e-mail", importance=0.4, source="api")
     llm_route.mock(
         return_value=answer(
             fact("prefers troubleshooting steps by e-mail.", 0.3),
             fact("PREFERS TROUBLESHOOTING STEPS BY E-MAIL", 0.5),
         )
     )
-    report = memory.facts.consolidate()
+    report = facts.consolidate()
     assert (report.facts_created, report.facts_confirmed) == (0, 1)
-    [merged] = memory.facts.top("C1")
+    [merged] = facts.top("C1")
     assert merged.id == known.id and merged.content == known.content
     assert merged.importance == pytest.approx(0.6)  # max(0.4, 0.5) + confirmation boost
     assert merged.confirmations == 1
     assert merged.sources == ("api", "session:s-1")
 
 
-def test_erp_field_facts_are_dropped_and_recorded_on_the_job(memory: Memory, llm_route: respx.Route) -> None:
+def test_erp_field_facts_are_dropped_and_recorded_on_the_job(
+    facts: FactStore, llm_route: respx.Route
+) -> None:
     llm_route.mock(
         return_value=answer(
             fact("Agreed limit is 20k", 0.9, "erp_field", erp_field="credit_limit"),  # declared by the LLM
@@ -226,10 +243,10 @@ def test_erp_field_facts_are_dropped_and_recorded_on_the_job(memory: Memory, llm
             fact("Always wants the PO number on the invoice line", 0.7, "process"),
         )
     )
-    report = memory.facts.consolidate()
+    report = facts.consolidate()
     assert (report.facts_created, report.facts_dropped) == (1, 3)
-    assert [f.content for f in memory.facts.top("C1")] == ["Always wants the PO number on the invoice line"]
-    [job] = jobs(memory)
+    assert [f.content for f in facts.top("C1")] == ["Always wants the PO number on the invoice line"]
+    [job] = jobs(facts)
     assert job.facts_dropped == 3
     reasons = {d["content"]: d["reason"] for d in job.dropped}
     assert "credit_limit" in reasons["Agreed limit is 20k"]
@@ -237,39 +254,38 @@ def test_erp_field_facts_are_dropped_and_recorded_on_the_job(memory: Memory, llm
     assert "currency" in reasons["Their currency is EUR"]
 
 
-def test_one_llm_call_per_scope(memory: Memory, working: StubWorking, llm_route: respx.Route) -> None:
+def test_one_llm_call_per_scope(facts: FactStore, working: StubWorking, llm_route: respx.Route) -> None:
     working.add("s-2", "[1] user: second session of C1")
     working.add("s-3", "[1] user: billing agent talk", agent="billing")
     working.add("s-4", "[1] user: another customer", customer="C2")
     llm_route.mock(
         side_effect=[answer(fact("C1 fact")), answer(fact("C1 billing fact")), answer(fact("C2 fact"))]
     )
-    report = memory.facts.consolidate()
+    report = facts.consolidate()
     assert report.llm_calls == 3 and llm_route.call_count == 3
     assert [j.sessions for j in report.jobs] == [("s-1", "s-2"), ("s-3",), ("s-4",)]
-    assert [f.content for f in memory.facts.top("C1")] == ["C1 fact"]
-    assert [f.content for f in memory.facts.top("C1", agent_id="billing")] == ["C1 billing fact"]
-    assert [f.content for f in memory.facts.top("C2")] == ["C2 fact"]
-    assert memory.facts.top("C1")[0].sources == ("session:s-1", "session:s-2")
+    assert [f.content for f in facts.top("C1")] == ["C1 fact"]
+    assert [f.content for f in facts.top("C1", agent_id="billing")] == ["C1 billing fact"]
+    assert [f.content for f in facts.top("C2")] == ["C2 fact"]
+    assert facts.top("C1")[0].sources == ("session:s-1", "session:s-2")
 
 
 def test_without_an_llm_consolidation_does_nothing_and_says_so(
     settings: Settings, sqlite_engine: Engine, working: StubWorking
 ) -> None:
-    memory = Memory(settings, clock=FrozenClock(), llm=None, engine=sqlite_engine)
-    memory.__dict__["working"] = working
-    report = memory.facts.consolidate()
+    facts = fact_store(settings, sqlite_engine, working, None)
+    report = facts.consolidate()
     assert report.mode == "non-llm"
     assert "no LLM configured" in report.message
     assert (report.pending_sessions, report.facts_created, report.jobs) == (1, 0, ())
-    assert working.marked == {} and jobs(memory) == []
+    assert working.marked == {} and jobs(facts) == []
 
 
-def test_forget_removes_the_customers_jobs(memory: Memory, llm_route: respx.Route) -> None:
+def test_forget_removes_the_customers_jobs(facts: FactStore, llm_route: respx.Route) -> None:
     llm_route.mock(return_value=answer(fact("Prefers e-mail")))
-    memory.facts.consolidate()
-    assert memory.facts.forget("C1", tenant="default") == {"learned_facts": 1, "consolidation_jobs": 1}
-    assert jobs(memory) == []
+    facts.consolidate()
+    assert facts.forget("C1", tenant="default") == {"learned_facts": 1, "consolidation_jobs": 1}
+    assert jobs(facts) == []
 
 
 def test_transcripts_beyond_the_input_budget_wait_for_a_later_run() -> None:
@@ -280,11 +296,11 @@ def test_transcripts_beyond_the_input_budget_wait_for_a_later_run() -> None:
 
 
 def test_a_job_left_running_by_a_dead_run_is_closed_as_abandoned(
-    memory: Memory, llm_route: respx.Route
+    facts: FactStore, llm_route: respx.Route
 ) -> None:
-    started = memory.clock.now() - timedelta(hours=2)
-    recent = memory.clock.now() - timedelta(minutes=5)
-    with memory.engine.begin() as conn:
+    started = facts.clock.now() - timedelta(hours=2)
+    recent = facts.clock.now() - timedelta(minutes=5)
+    with facts.engine.begin() as conn:
         for at in (started, recent):
             conn.execute(
                 job_t.insert().values(
@@ -294,7 +310,7 @@ def test_a_job_left_running_by_a_dead_run_is_closed_as_abandoned(
                 )
             )  # fmt: skip
     llm_route.mock(return_value=answer())
-    memory.facts.consolidate()
-    old, young, _ = jobs(memory)
+    facts.consolidate()
+    old, young, _ = jobs(facts)
     assert (old.status, old.error) == ("failed", "abandoned: the run stopped before finishing")
     assert young.status == "running"  # may still be working

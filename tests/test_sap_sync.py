@@ -12,7 +12,6 @@ from connector.clock import FrozenClock
 from connector.db.upsert import document_t, party_t
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
-from connector.sync.runner import SyncRunner
 from connector.sync.state import state_t
 from connector.testing.sap import FakeSAP
 
@@ -27,7 +26,7 @@ def sync(engine: Engine, fake: FakeSAP, clock: FrozenClock) -> None:
     def factory(t: TenantSettings) -> SAPAdapter:
         return SAPAdapter(t, sync=settings.sync, clock=clock, transport=fake.transport())
 
-    report = SyncRunner(memory, adapter_factory=factory).run()
+    report = memory.sync_runner(adapter_factory=factory).run()
     assert report.ok, [r.error for r in report.results]
 
 

@@ -18,7 +18,6 @@ from connector.db.upsert import party_t
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings
 from connector.sync.runlog import run_t
-from connector.sync.runner import SyncRunner
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.server import ServedFake, serve
 
@@ -40,7 +39,7 @@ class Rig:
         settings = Settings(tenants=[tenant], sync=SyncSettings(**sync))
         memory = Memory(settings, clock=self.clock, engine=self.engine, llm=None)
         self.clock.advance(timedelta(minutes=5))
-        [result] = SyncRunner(memory).run().results
+        [result] = memory.sync_runner().run().results
         return result
 
     def name(self, key: str) -> str | None:

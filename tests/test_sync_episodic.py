@@ -14,7 +14,6 @@ from connector.clock import FrozenClock
 from connector.db.upsert import case_t
 from connector.memory import Memory
 from connector.settings import Settings
-from connector.sync.runner import SyncRunner
 from connector.testing.acumatica import FakeAcumatica
 
 
@@ -36,7 +35,7 @@ def test_closed_cases_are_ingested_into_episodic_memory_once(tmp_path: Path, sql
         )
 
     messages: list[str] = []
-    first = SyncRunner(memory, adapter_factory=adapter_factory, reporter=_Recorder(messages)).run()  # type: ignore[arg-type]
+    first = memory.sync_runner(adapter_factory=adapter_factory, reporter=_Recorder(messages)).run()  # type: ignore[arg-type]
 
     assert first.ok
     with sqlite_engine.connect() as conn:
@@ -47,5 +46,5 @@ def test_closed_cases_are_ingested_into_episodic_memory_once(tmp_path: Path, sql
     assert closed > 0 and recorded == closed
     assert f"ingested {closed} closed case(s) into episodic memory" in messages
 
-    SyncRunner(memory, adapter_factory=adapter_factory, reporter=_Recorder(messages)).run()  # type: ignore[arg-type]
+    memory.sync_runner(adapter_factory=adapter_factory, reporter=_Recorder(messages)).run()  # type: ignore[arg-type]
     assert messages[-1] == "ingested 0 closed case(s) into episodic memory"

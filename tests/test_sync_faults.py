@@ -34,7 +34,6 @@ from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.result import SyncReport
 from connector.sync.runlog import run_t
-from connector.sync.runner import SyncRunner
 from connector.sync.state import state_t
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.server import ServedFake, serve
@@ -75,7 +74,7 @@ class Rig:
         return Memory(settings, clock=self.clock, engine=self.engine, llm=None)
 
     def run(self, *, full: bool = False, streams: list[str] | None = None, **sync: Any) -> SyncReport:
-        return SyncRunner(self.memory(**sync)).run(streams=streams, full=full)
+        return self.memory(**sync).sync_runner().run(streams=streams, full=full)
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from connector.erp.records import DocumentRecord, PartyRecord
 from connector.errors import ConfigError
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
-from connector.sync.progress import NullReporter
+from connector.sync.progress import NullReporter, Reporter
 from connector.sync.runlog import run_t
-from connector.sync.runner import SyncRunner
+from connector.sync.runner import CaseIngest, SyncRunner
 from connector.sync.signals import StopFlag
 from connector.sync.state import state_t
 
@@ -77,7 +77,19 @@ def erp() -> StubAdapter:
 
 
 def runner_for(memory: Memory, erp: StubAdapter, **kw: object) -> SyncRunner:
-    return SyncRunner(memory, adapter_factory=lambda tenant: erp, **kw)  # type: ignore[arg-type]
+    return memory.sync_runner(adapter_factory=lambda tenant: erp, **kw)  # type: ignore[arg-type]
+
+
+def runner_with_cases(memory: Memory, erp: StubAdapter, cases: CaseIngest, reporter: Reporter) -> SyncRunner:
+    """A runner built from its constructor, handing closed ERP cases to ``cases``."""
+    return SyncRunner(
+        memory.engine,
+        clock=memory.clock,
+        settings=memory.settings,
+        cases=cases,
+        adapter_factory=lambda tenant: erp,  # type: ignore[arg-type,return-value]
+        reporter=reporter,
+    )
 
 
 def rows(engine: Engine, table: sa.Table) -> dict[str, sa.Row[object]]:
@@ -384,10 +396,9 @@ def test_case_stream_triggers_episodic_ingest(engine: Engine, clock: FrozenClock
             ingested.append(tenant)
             return 1
 
-    memory.__dict__["episodic"] = Episodic()
     messages: list[str] = []
     reporter = _Recorder(messages)
-    report = runner_for(memory, erp, reporter=reporter).run()
+    report = runner_with_cases(memory, erp, Episodic(), reporter).run()  # type: ignore[arg-type]
     assert report.ok and ingested == ["acme"]
     assert "ingested 1 closed case(s) into episodic memory" in messages
 
@@ -407,8 +418,7 @@ def test_failed_episodic_ingest_is_reported_and_the_cases_stay_stored(
         def ingest_erp_cases(self, tenant: str) -> int:
             raise StoreError("chroma is unreachable")
 
-    memory.__dict__["episodic"] = Episodic()
-    report = runner_for(memory, erp, reporter=_Recorder([])).run()
+    report = runner_with_cases(memory, erp, Episodic(), _Recorder([])).run()  # type: ignore[arg-type]
     (result,) = report.results
     assert result.error == "episodic ingest failed: StoreError: chroma is unreachable"
     with engine.connect() as conn:

@@ -94,7 +94,7 @@ def test_stop_lets_the_running_sync_commit_its_page_and_log_out(
     erp.add_stream("Customer", "party")
     erp.put("Customer", *[customer(f"C{i}", T0 + timedelta(minutes=i)) for i in range(10)])
     stop = StopFlag()
-    monkeypatch.setattr(runner_module, "default_adapter_factory", lambda memory: lambda tenant: erp)
+    monkeypatch.setattr(runner_module, "default_adapter_factory", lambda sync, clock: lambda tenant: erp)
 
     done = threading.Thread(
         target=run_scheduler, args=(memory,), kwargs={"stop": stop, "reporter": StopAfterPage(stop, 1)}

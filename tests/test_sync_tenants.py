@@ -22,7 +22,6 @@ from connector.db.upsert import party_t
 from connector.memory import Memory
 from connector.settings import Settings, TenantSettings
 from connector.sync.runlog import run_t
-from connector.sync.runner import SyncRunner
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.server import ServedFake, serve
 
@@ -50,7 +49,7 @@ def tenants(server: ServedFake) -> list[TenantSettings]:
 def test_a_tenant_whose_login_fails_does_not_stop_the_next_one(engine: Engine, served: ServedFake) -> None:
     memory = Memory(Settings(tenants=tenants(served)), clock=FrozenClock(NOW), engine=engine, llm=None)
 
-    report = SyncRunner(memory).run()
+    report = memory.sync_runner().run()
 
     by_tenant = {(r.tenant, r.stream): r for r in report.results}
     assert {k: r.status for k, r in by_tenant.items()} == {

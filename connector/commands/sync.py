@@ -23,7 +23,6 @@ from connector.errors import AlreadyRunning
 from connector.sync.logjson import configure_json_logging, use_json_logs
 from connector.sync.progress import reporter_for
 from connector.sync.result import SyncReport
-from connector.sync.runner import SyncRunner
 from connector.sync.signals import StopFlag, stop_on_signals
 from connector.sync.status import StreamStatus, sync_status
 
@@ -81,7 +80,7 @@ def _sync(args: argparse.Namespace) -> int:
         configure_json_logging()
     stop = StopFlag()
     with stop_on_signals(stop), reporter_for(log_format) as reporter:
-        report = SyncRunner(memory, reporter=reporter, stop=stop).run(
+        report = memory.sync_runner(reporter=reporter, stop=stop).run(
             args.tenant, streams=args.stream, full=args.full
         )
     code, reason = exit_code(report)

@@ -10,10 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from sqlalchemy.engine import Engine
+
+from connector.clock import Clock
 from connector.context import candidates as cand
 from connector.context.budget import Allocation, Chosen, Costs, allocate
 from connector.context.documents import (
@@ -25,20 +28,19 @@ from connector.context.documents import (
 )
 from connector.context.headings import summary_heading, turns_heading
 from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
+from connector.context.ports import CaseRecall, FactReader
 from connector.context.query import ContextInputError, clean_query
 from connector.context.references import MAX_REFERENCES, parse_references
 from connector.context.render import render
 from connector.context.sources import close_matches, load_party, stream_freshness
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
-from connector.scope import Scope, require_id
+from connector.scope import Scope, require_id, tenant_or_default
+from connector.settings import ContextSettings
 from connector.telemetry import traced_context
 from connector.threads import LazyPool
 from connector.tokens import token_counter
 from connector.working.models import SessionState
 from connector.working.store import read_state
-
-if TYPE_CHECKING:
-    from connector.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +70,28 @@ def _ms(start: float) -> float:
 class ContextBuilder:
     """Builds the agent's prompt context for one customer, query and (optional) session."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Clock,
+        settings: ContextSettings,
+        expected_sync_lag: timedelta,
+        default_tenant: str,
+        erp_kinds: Mapping[str, str],
+        cases: CaseRecall,
+        facts: FactReader,
+    ) -> None:
+        """``expected_sync_lag``: ERP data older than this is flagged as stale in the context.
+        ``erp_kinds``: the ERP (``acumatica``, ``sap``) of each configured tenant, by tenant name."""
+        self.engine = engine
+        self.clock = clock
+        self.settings = settings
+        self.expected_sync_lag = expected_sync_lag
+        self.default_tenant = default_tenant
+        self.erp_kinds = dict(erp_kinds)
+        self.cases = cases
+        self.facts = facts
 
     @traced_context
     def build(
@@ -91,9 +113,9 @@ class ContextBuilder:
         """
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        scope = Scope.of(self.memory.tenant_name(tenant), customer_id)
+        scope = Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
         sid = require_id(session_id, "session_id") if session_id is not None else None
-        cfg = self.memory.settings.context
+        cfg = self.settings
         budget = cfg.token_budget if token_budget is None else token_budget
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
             raise ContextInputError(
@@ -104,7 +126,7 @@ class ContextBuilder:
         customer_memories = party_kind == "customer"
         if as_of is not None and (as_of.tzinfo is None or as_of.utcoffset() is None):
             raise ContextInputError("as_of must be a timezone-aware datetime")
-        today = (as_of or self.memory.clock.now()).astimezone(UTC)
+        today = (as_of or self.clock.now()).astimezone(UTC)
         query_clean = clean_query(query, cfg.max_query_chars)
         warnings = list(query_clean.warnings)
         refs = parse_references(query_clean.text)
@@ -118,13 +140,13 @@ class ContextBuilder:
         # Case recall (query embedding + vector fetch) runs beside the relational reads.
         recall = RECALL_POOL.get().submit(
             self._past_cases,
-            self.memory.episodic if customer_memories else None,
+            self.cases if customer_memories else None,
             scope,
             query_clean.text,
             as_of,
         )
         step = time.perf_counter()
-        with self.memory.engine.connect() as conn:
+        with self.engine.connect() as conn:
             facts = load_party(conn, scope.tenant, party_kind, scope.customer_id)
             if facts is None:
                 raise UnknownCustomerError(
@@ -209,12 +231,11 @@ class ContextBuilder:
 
     def _erp_kind(self, tenant: str) -> str | None:
         """``acumatica`` or ``sap`` for a configured tenant; None for one the settings do not name."""
-        found = [t.kind for t in self.memory.settings.tenants if t.name == tenant]
-        return found[0] if found else None
+        return self.erp_kinds.get(tenant)
 
     # Sources that may be unavailable: a warning, never a failed context ----------------------------
     def _learned_facts(self, scope: Scope, state: SessionState | None, warnings: list[str]) -> list[Any]:
-        limit = self.memory.settings.context.max_learned_facts
+        limit = self.settings.max_learned_facts
         if limit == 0:
             return []
         scopes: list[tuple[str | None, str | None]] = [(None, None)]
@@ -223,7 +244,7 @@ class ContextBuilder:
         found: dict[int, Any] = {}
         try:
             for agent_id, workflow_id in scopes:
-                for fact in self.memory.facts.top(
+                for fact in self.facts.top(
                     scope.customer_id,
                     tenant=scope.tenant,
                     limit=limit,
@@ -238,11 +259,11 @@ class ContextBuilder:
         return sorted(found.values(), key=lambda f: (-f.importance, f.id))[:limit]
 
     def _past_cases(
-        self, episodic: Any, scope: Scope, query: str, as_of: datetime | None
+        self, episodic: CaseRecall | None, scope: Scope, query: str, as_of: datetime | None
     ) -> tuple[list[Any], list[str], float]:
         """(hits, warnings, milliseconds); runs in the recall pool."""
         started = time.perf_counter()
-        k = self.memory.settings.context.max_cases
+        k = self.settings.max_cases
         if episodic is None or k == 0 or not query:
             return [], [], 0.0
         try:
@@ -255,7 +276,7 @@ class ContextBuilder:
     def _staleness(
         self, today: datetime, erp_as_of: datetime, streams: Sequence[tuple[str, datetime]]
     ) -> list[str]:
-        lag = timedelta(minutes=self.memory.settings.sync.expected_lag_minutes)
+        lag = self.expected_sync_lag
         out: list[str] = []
         behind = today - erp_as_of
         if behind > lag:
@@ -286,7 +307,7 @@ class ContextBuilder:
         totals: Sequence[KindTotal],
         documents: dict[str, OpenDocument],
     ) -> dict[str, Any]:
-        cfg = self.memory.settings.context
+        cfg = self.settings
         counter = token_counter(cfg.tokenizer)
         costs = Costs(counter, max_chars=max(4000, budget * 8))
         shares = dict(cfg.shares)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from connector.embeddings.base import Vectors
+from connector.embeddings.base import Embedder, Vectors
 from connector.errors import ConnectorError, EmbeddingModelMismatch, StoreError
 from connector.settings import ChromaSettings, Settings
 
@@ -51,6 +51,12 @@ def open_client(settings: Settings) -> Any:
     except Exception as exc:
         where = f"server {conf.host}:{conf.port}" if conf.host else f"path {settings.chroma_path}"
         raise StoreError(f"Chroma at {where} is unavailable: {type(exc).__name__}: {exc}") from None
+
+
+def cases_index(client: Any, conf: ChromaSettings, embedder: Embedder) -> ChromaIndex:
+    """The settings' case-summary collection on ``client``, checked against ``embedder``."""
+    name = f"{conf.collection_prefix}_cases"
+    return ChromaIndex(client, name, model_id=embedder.model_id, dimension=embedder.dimension)
 
 
 @contextmanager

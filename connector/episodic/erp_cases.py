@@ -44,9 +44,9 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> i
     )
     recorded = 0
     skipped: set[int] = set()
-    erased = episodic.memory.erasures.erased_digests(tenant)
+    erased = episodic.erasures.erased_digests(tenant)
     while True:
-        with episodic.memory.engine.connect() as conn:
+        with episodic.engine.connect() as conn:
             rows = conn.execute(
                 sa.select(CRM_CASES).where(pending_filter, c.id.not_in(skipped) if skipped else sa.true())
                 .order_by(c.id).limit(batch_size)
@@ -77,7 +77,7 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> i
                 occurred_at=occurred,
                 metadata={"source": "erp", "crm_status": row["status"], "priority": row["priority"]},
             )
-            with episodic.memory.engine.begin() as conn:
+            with episodic.engine.begin() as conn:
                 conn.execute(
                     sa.update(CRM_CASES).where(c.id == row["id"]).values(episodic_hash=row["content_hash"])
                 )

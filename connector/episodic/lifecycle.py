@@ -43,12 +43,11 @@ def _chunks(ids: Sequence[str]) -> list[list[str]]:
 
 
 def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
-    memory = episodic.memory
-    conf = memory.settings.retention
-    now = memory.clock.now()
+    conf = episodic.retention
+    now = episodic.clock.now()
     pii_cutoff = now - timedelta(days=conf.pii_days)
     archive_cutoff = now - timedelta(days=conf.episodic_days)
-    with memory.engine.connect() as conn:
+    with episodic.engine.connect() as conn:
         pii_rows = conn.execute(
             sa.select(ENTRIES.c.id, ENTRIES.c.status).where(
                 ENTRIES.c.pii.is_(True), ENTRIES.c.occurred_at < pii_cutoff
@@ -66,7 +65,7 @@ def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
     pii_ids = [r.id for r in pii_rows]
     if pii_ids or old_ids:
         episodic.index.delete([r.id for r in pii_rows if r.status == LIVE] + list(old_ids))
-    with memory.engine.begin() as conn:
+    with episodic.engine.begin() as conn:
         entry_terms.unindex_entries(conn, [*pii_ids, *old_ids])
         for chunk in _chunks(pii_ids):
             conn.execute(sa.delete(CASES).where(CASES.c.entry_id.in_(chunk)))
@@ -90,8 +89,7 @@ def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | No
 
     A restored entry's retention clock restarts now, so the next retention pass keeps it.
     """
-    memory = episodic.memory
-    now = memory.clock.now()
+    now = episodic.clock.now()
     query = sa.select(ENTRIES).where(
         ENTRIES.c.tenant == scope.tenant,
         ENTRIES.c.customer_id == scope.customer_id,
@@ -104,7 +102,7 @@ def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | No
             CASES.c.case_key.in_(list(case_ids)),
         )
         query = query.where(ENTRIES.c.id.in_(holding))
-    with memory.engine.begin() as conn:
+    with episodic.engine.begin() as conn:
         rows = [dict(r) for r in conn.execute(query).mappings()]
         if not rows:
             return RestoreReport(restored=0)
@@ -122,16 +120,15 @@ def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | No
 
 def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
     """Erase every entry and raw case of one customer, live or archived, from Chroma and the tables."""
-    memory = episodic.memory
     in_scope = (ENTRIES.c.tenant == scope.tenant) & (ENTRIES.c.customer_id == scope.customer_id)
-    with memory.engine.connect() as conn:
+    with episodic.engine.connect() as conn:
         rows = conn.execute(sa.select(ENTRIES.c.id, ENTRIES.c.status).where(in_scope)).all()
     ids = [r.id for r in rows]
     if ids:
         episodic.index.delete(ids)  # archived ids are not in the index; deleting them is a no-op
-        if not memory.settings.chroma.host:  # embedded: its log still holds the vectors and metadata
-            purge_chroma_log(memory.settings.chroma_path, ids)
-    with memory.engine.begin() as conn:
+        if episodic.embedded_chroma_path is not None:  # its log still holds the vectors and metadata
+            purge_chroma_log(episodic.embedded_chroma_path, ids)
+    with episodic.engine.begin() as conn:
         cases = conn.execute(
             sa.delete(CASES).where(CASES.c.tenant == scope.tenant, CASES.c.customer_id == scope.customer_id)
         ).rowcount
@@ -150,16 +147,15 @@ def reindex(episodic: EpisodicMemory, *, batch_size: int = 256) -> int:
     Rows without a copy first take it from the existing collection when that was built with the
     configured model, so an upgraded store is rebuilt without embedding anything again.
     """
-    memory = episodic.memory
     index = episodic.index
     _backfill_copies(episodic, batch_size)
-    with memory.engine.begin() as conn:
+    with episodic.engine.begin() as conn:
         entry_terms.index_live_entries(conn)
     index.recreate()
     done = 0
     last_id = ""
     while True:
-        with memory.engine.begin() as conn:
+        with episodic.engine.begin() as conn:
             rows = _live_page(conn, last_id, batch_size)
             if not rows:
                 return done
@@ -185,7 +181,7 @@ def _backfill_copies(episodic: EpisodicMemory, batch_size: int) -> None:
         return  # no index, or one of another model: those rows are embedded by reindex
     last_id = ""
     while True:
-        with episodic.memory.engine.begin() as conn:
+        with episodic.engine.begin() as conn:
             rows = _live_page(conn, last_id, batch_size, without_copy=True)
             if not rows:
                 return

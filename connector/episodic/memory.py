@@ -13,35 +13,37 @@ is stored as data and never consulted for scope.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 
-from connector.embeddings import Embedder, embedder_for
-from connector.embeddings.base import Vectors
+from connector.clock import Clock
+from connector.embeddings.base import Embedder, Vectors
 from connector.episodic import erp_cases, lifecycle
 from connector.episodic import vectors as copies
-from connector.episodic.chroma_index import ChromaIndex, open_client
+from connector.episodic.chroma_index import ChromaIndex
 from connector.episodic.documents import query_doc_keys
 from connector.episodic.fusion import Fused, Fusion, fuse
 from connector.episodic.models import CaseHit, EpisodicStats, RecordedCase, RestoreReport, RetentionReport
 from connector.episodic.ranking import score_threshold
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.writer import CaseWriter, NewCase, validate
+from connector.erasure import Erasures
 from connector.errors import StoreError
 from connector.lexical import index as lexical
 from connector.lexical.tables import CASE_SOURCE
 from connector.lexical.tokens import query_terms
-from connector.scope import Scope
+from connector.llm import LLMClient
+from connector.scope import Scope, tenant_or_default
+from connector.settings import RetentionSettings
 from connector.telemetry import traced_recall
 from connector.threads import LazyPool
-
-if TYPE_CHECKING:
-    from connector.memory import Memory
 
 MAX_K = 50
 _END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
@@ -83,25 +85,55 @@ class EpisodicMemory:
     """Resolved cases per (tenant, customer): record, recall, retention, restore, erasure, reindex."""
 
     def __init__(
-        self, memory: Memory, *, embedder: Embedder | None = None, chroma_client: Any = None
+        self,
+        engine: Engine,
+        *,
+        clock: Clock,
+        retention: RetentionSettings,
+        embedder: Callable[[], Embedder],
+        index: Callable[[Embedder], ChromaIndex],
+        llm: LLMClient | None,
+        erasures: Erasures,
+        default_tenant: str,
+        embedded_chroma_path: Path | None = None,
     ) -> None:
-        self.memory = memory
-        self._embedder = embedder
-        self._chroma_client = chroma_client
+        """``embedder`` and ``index`` are factories, called once on first use: loading a model or
+        opening Chroma is slow or may fail, and a context without past cases needs neither.
+        ``embedded_chroma_path`` is the directory of an embedded Chroma, whose write-ahead log
+        ``forget`` purges (None for a Chroma server)."""
+        self.engine = engine
+        self.clock = clock
+        self.retention = retention
+        self.llm = llm
+        self.erasures = erasures
+        self.default_tenant = default_tenant
+        self.embedded_chroma_path = embedded_chroma_path
         self.fusion = Fusion()
+        self._make_embedder = embedder
+        self._make_index = index
+        self._embedder: Embedder | None = None
+        self._index: ChromaIndex | None = None
+        self._lock = threading.Lock()
 
-    @cached_property
+    @property
     def embedder(self) -> Embedder:
-        return self._embedder if self._embedder is not None else embedder_for(self.memory.settings)
+        if self._embedder is None:
+            with self._lock:
+                if self._embedder is None:
+                    self._embedder = self._make_embedder()
+        return self._embedder
 
-    @cached_property
+    @property
     def index(self) -> ChromaIndex:
-        client = self._chroma_client if self._chroma_client is not None else open_client(self.memory.settings)
-        name = f"{self.memory.settings.chroma.collection_prefix}_cases"
-        return ChromaIndex(client, name, model_id=self.embedder.model_id, dimension=self.embedder.dimension)
+        if self._index is None:
+            embedder = self.embedder
+            with self._lock:
+                if self._index is None:
+                    self._index = self._make_index(embedder)
+        return self._index
 
     def _scope(self, customer_id: object, tenant: str | None) -> Scope:
-        return Scope.of(self.memory.tenant_name(tenant), customer_id)
+        return Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
 
     # Writing -------------------------------------------------------------------------------------
     def record_case(
@@ -145,7 +177,7 @@ class EpisodicMemory:
         scope = self._scope(customer_id, tenant)
         return validate(
             scope, request, resolution, case_id=case_id, case_type=case_type,
-            occurred_at=occurred_at or self.memory.clock.now(), documents=documents, pii=pii,
+            occurred_at=occurred_at or self.clock.now(), documents=documents, pii=pii,
             transcript=transcript, metadata=metadata,
         )  # fmt: skip
 
@@ -176,7 +208,7 @@ class EpisodicMemory:
         query_vector = QUERY_POOL.get().submit(_embed_one, embedder, query)
         query_keys = query_doc_keys(query)
         terms = query_terms(query)
-        with self.memory.engine.connect() as conn:
+        with self.engine.connect() as conn:
             rows = self._candidates(conn, scope, case_type, as_of, with_docs=bool(query_keys))
             rows, matrix = self._vectors_of(rows) if rows else (rows, None)
             if matrix is None or not rows:
@@ -225,8 +257,8 @@ class EpisodicMemory:
         with_docs: bool,
     ) -> list[Any]:
         """The scope's recallable entries: live, of the type, not past retention or the PII window."""
-        now = self.memory.clock.now()
-        conf = self.memory.settings.retention
+        now = self.clock.now()
+        conf = self.retention
         params = {
             "tenant": scope.tenant,
             "customer_id": scope.customer_id,
@@ -269,7 +301,7 @@ class EpisodicMemory:
         return erp_cases.ingest(self, tenant)
 
     def stats(self) -> EpisodicStats:
-        with self.memory.engine.connect() as conn:
+        with self.engine.connect() as conn:
             by_status: dict[str, int] = dict(
                 conn.execute(sa.select(ENTRIES.c.status, sa.func.count()).group_by(ENTRIES.c.status)).all()
             )

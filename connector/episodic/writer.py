@@ -155,7 +155,7 @@ class CaseWriter:
         self._prepared: dict[int, tuple[Summary, Vectors]] = {}
 
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
-        erasures = self.episodic.memory.erasures
+        erasures = self.episodic.erasures
         for scope in dict.fromkeys(c.scope for c in cases):
             erasures.require_writable(scope)
         try:
@@ -164,13 +164,13 @@ class CaseWriter:
             return self._write(cases)
 
     def _write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
-        memory = self.episodic.memory
-        with memory.engine.connect() as conn:
+        episodic = self.episodic
+        with episodic.engine.connect() as conn:
             known = known_hashes(conn, cases)
         self._prepare([c for c in cases if known.get(key_of(c)) != c.content_hash])
         index = self.episodic.index
-        now = memory.clock.now()
-        with memory.engine.begin() as conn:
+        now = episodic.clock.now()
+        with episodic.engine.begin() as conn:
             view = BatchView.load(conn, cases, index, model_id=self.episodic.embedder.model_id)
             results = [self._apply(view, case, now) for case in cases]
             view.flush(conn, index, chroma_metadata)
@@ -181,7 +181,7 @@ class CaseWriter:
 
         Equal texts are embedded once (the same case twice in one batch costs one embedding).
         """
-        llm = self.episodic.memory.llm
+        llm = self.episodic.llm
         summaries = {id(c): _summary(llm, c) for c in cases if id(c) not in self._prepared}
         if not summaries:
             return

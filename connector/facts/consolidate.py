@@ -44,8 +44,8 @@ from connector.facts.store import FactInput, store_fact
 from connector.facts.tables import fact_t, job_t
 
 if TYPE_CHECKING:
+    from connector.facts.store import FactStore
     from connector.llm import LLMClient
-    from connector.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -98,10 +98,10 @@ def _group(sessions: Sequence[PendingSession]) -> dict[FactScope, list[PendingSe
     return {scope: sorted(groups[scope], key=lambda s: s.session_id) for scope in ordered}
 
 
-def consolidate(memory: Memory, *, max_sessions: int = 500) -> ConsolidationReport:
-    source: SessionSource = memory.working
+def consolidate(store: FactStore, *, max_sessions: int = 500) -> ConsolidationReport:
+    source: SessionSource = store.sessions
     pending = source.sessions_to_consolidate(limit=max_sessions)
-    llm = memory.llm
+    llm = store.llm
     if llm is None:
         return ConsolidationReport(
             mode="non-llm",
@@ -111,12 +111,12 @@ def consolidate(memory: Memory, *, max_sessions: int = 500) -> ConsolidationRepo
             ),
             pending_sessions=len(pending),
         )
-    _close_abandoned(memory)
+    _close_abandoned(store)
     outcomes = []
     llm_calls = 0
     for scope, sessions in _group(pending).items():
         batch = _batch(source, scope, sessions)
-        outcome, called = _run_job(memory, llm, source, batch)
+        outcome, called = _run_job(store, llm, source, batch)
         outcomes.append(outcome)
         llm_calls += called
     return _report(len(pending), llm_calls, outcomes)
@@ -130,13 +130,15 @@ def _batch(source: SessionSource, scope: FactScope, sessions: list[PendingSessio
     return _Batch(scope, tuple(sessions[: len(fitted)]), tuple(fitted))
 
 
-def _run_job(memory: Memory, llm: LLMClient, source: SessionSource, batch: _Batch) -> tuple[JobOutcome, int]:
+def _run_job(
+    store: FactStore, llm: LLMClient, source: SessionSource, batch: _Batch
+) -> tuple[JobOutcome, int]:
     """One scope's job; returns its outcome and the number of LLM calls made (0 or 1)."""
     scope = batch.scope
     system = system_prompt()
     conversations = render_conversations(batch.transcripts)
     checksum = input_checksum(system, llm.model, conversations)
-    job_id, unchanged, known = _open_job(memory, llm.model, batch, checksum)
+    job_id, unchanged, known = _open_job(store, llm.model, batch, checksum)
     outcome = JobOutcome(
         job_id=job_id,
         tenant=scope.tenant,
@@ -156,17 +158,17 @@ def _run_job(memory: Memory, llm: LLMClient, source: SessionSource, batch: _Batc
         )
         extraction = parse_extraction(answer.text)
     except LLMError as exc:
-        _fail(memory, job_id, str(exc))
+        _fail(store, job_id, str(exc))
         log.warning("consolidation job %s for %s/%s failed: %s", job_id, scope.tenant, scope.customer_id, exc)
         return replace(outcome, status="failed", error=str(exc)), 1
     try:
-        created, confirmed, dropped = _store(memory, job_id, batch, extraction)
+        created, confirmed, dropped = _store(store, job_id, batch, extraction)
     except IntegrityError:
         error = "a concurrent run stored the same fact first; nothing was stored, the sessions stay pending"
-        _fail(memory, job_id, error)
+        _fail(store, job_id, error)
         return replace(outcome, status="failed", error=error), 1
     except Exception as exc:
-        _fail(memory, job_id, f"storing facts failed: {type(exc).__name__}")
+        _fail(store, job_id, f"storing facts failed: {type(exc).__name__}")
         raise
     _mark(source, batch)
     done = replace(
@@ -175,11 +177,11 @@ def _run_job(memory: Memory, llm: LLMClient, source: SessionSource, batch: _Batc
     return done, 1
 
 
-def _open_job(memory: Memory, model: str, batch: _Batch, checksum: str) -> tuple[int, bool, list[str]]:
+def _open_job(store: FactStore, model: str, batch: _Batch, checksum: str) -> tuple[int, bool, list[str]]:
     """Record the job; (job id, whether a successful job already saw this input, known facts)."""
     scope = batch.scope
-    now = memory.clock.now()
-    with memory.engine.begin() as conn:
+    now = store.clock.now()
+    with store.engine.begin() as conn:
         unchanged = (
             conn.execute(
                 sa.select(job_t.c.id)
@@ -229,7 +231,7 @@ def _known_facts(conn: sa.Connection, scope: FactScope) -> list[str]:
 
 
 def _store(
-    memory: Memory, job_id: int, batch: _Batch, extraction: Extraction
+    store: FactStore, job_id: int, batch: _Batch, extraction: Extraction
 ) -> tuple[int, int, tuple[DroppedFact, ...]]:
     """Apply the ERP-field rule, merge repeats, insert new facts and close the job: one transaction."""
     dropped: list[DroppedFact] = []
@@ -243,9 +245,9 @@ def _store(
         if key not in kept or kept[key].importance < item.importance:
             kept[key] = FactInput(item.content, item.importance, item.category)
     sources = [f"session:{s.session_id}" for s in batch.sessions]
-    now = memory.clock.now()
+    now = store.clock.now()
     created = confirmed = 0
-    with memory.engine.begin() as conn:
+    with store.engine.begin() as conn:
         for fact in kept.values():
             _, is_new = store_fact(conn, batch.scope, fact, sources, now)
             created += is_new
@@ -266,10 +268,10 @@ def _store(
     return created, confirmed, tuple(dropped)
 
 
-def _close_abandoned(memory: Memory) -> None:
+def _close_abandoned(store: FactStore) -> None:
     """Jobs still "running" long after they started belong to a run that died; say so on them."""
-    now = memory.clock.now()
-    with memory.engine.begin() as conn:
+    now = store.clock.now()
+    with store.engine.begin() as conn:
         conn.execute(
             job_t.update()
             .where(job_t.c.status == "running", job_t.c.started_at < now - ABANDONED_AFTER)
@@ -277,12 +279,12 @@ def _close_abandoned(memory: Memory) -> None:
         )
 
 
-def _fail(memory: Memory, job_id: int, error: str) -> None:
-    with memory.engine.begin() as conn:
+def _fail(store: FactStore, job_id: int, error: str) -> None:
+    with store.engine.begin() as conn:
         conn.execute(
             job_t.update()
             .where(job_t.c.id == job_id)
-            .values(status="failed", error=error, finished_at=memory.clock.now())
+            .values(status="failed", error=error, finished_at=store.clock.now())
         )
 
 

@@ -13,15 +13,14 @@ SQLite and PostgreSQL.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 
+from connector.clock import Clock
 from connector.facts.models import DecayReport
 from connector.facts.tables import fact_t
-
-if TYPE_CHECKING:
-    from connector.memory import Memory
+from connector.settings import FactSettings
 
 _EPOCH = date(1970, 1, 1)
 
@@ -31,12 +30,11 @@ def day_number(moment: datetime) -> int:
     return (moment.astimezone(UTC).date() - _EPOCH).days
 
 
-def decay(memory: Memory) -> DecayReport:
-    settings = memory.settings.facts
-    now = memory.clock.now()
+def decay(engine: Engine, clock: Clock, settings: FactSettings) -> DecayReport:
+    now = clock.now()
     today = day_number(now)
     decayed = 0
-    with memory.engine.begin() as conn:
+    with engine.begin() as conn:
         days = conn.execute(
             sa.select(fact_t.c.decay_day).where(fact_t.c.decay_day < today).distinct()
         ).scalars()

@@ -20,20 +20,24 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
+from connector.clock import Clock
+from connector.erasure import Erasures
 from connector.facts.decay import day_number
 from connector.facts.erp_fields import erp_field_reason
 from connector.facts.models import FactError, LearnedFact
 from connector.facts.normalise import MAX_FACT_CHARS, clean_content, content_key
 from connector.facts.scope import FactScope
 from connector.facts.tables import fact_t, job_t
-from connector.scope import Scope
+from connector.llm import LLMClient
+from connector.scope import Scope, tenant_or_default
+from connector.settings import FactSettings
 from connector.storable import storable_text
 
 if TYPE_CHECKING:
+    from connector.facts.consolidate import SessionSource
     from connector.facts.models import ConsolidationReport, DecayReport
-    from connector.memory import Memory
 
 
 CONFIRM_BOOST = 0.1
@@ -161,13 +165,31 @@ class FactStore:
     """Learned facts of every scope: explicit ``learn``, ``top`` for the context, and the
     ``consolidate`` / ``decay`` maintenance jobs."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Clock,
+        settings: FactSettings,
+        llm: LLMClient | None,
+        sessions: SessionSource,
+        erasures: Erasures,
+        default_tenant: str,
+    ) -> None:
+        self.engine = engine
+        self.clock = clock
+        self.settings = settings
+        self.llm = llm
+        self.sessions = sessions  # working memory, read by consolidation
+        self.erasures = erasures
+        self.default_tenant = default_tenant
 
     def _scope(
         self, customer_id: object, tenant: str | None, agent_id: object, workflow_id: object
     ) -> FactScope:
-        return FactScope.of(self.memory.tenant_name(tenant), customer_id, agent_id, workflow_id)
+        return FactScope.of(
+            tenant_or_default(tenant, self.default_tenant), customer_id, agent_id, workflow_id
+        )
 
     def learn(
         self,
@@ -182,14 +204,14 @@ class FactStore:
     ) -> LearnedFact:
         """Store a fact (or confirm the same one). Refuses facts about values the ERP holds."""
         scope = self._scope(customer_id, tenant, agent_id, workflow_id)
-        self.memory.erasures.require_writable(Scope.of(scope.tenant, scope.customer_id))
+        self.erasures.require_writable(Scope.of(scope.tenant, scope.customer_id))
         fact = FactInput(check_content(content), check_importance(importance), EXPLICIT_CATEGORY)
         label = check_source(source)
         reason = erp_field_reason(fact.content, None)
         if reason is not None:
             raise FactError(f"not stored: the fact {reason}; update the ERP instead")
-        with self.memory.engine.begin() as conn:
-            fact_id, _ = store_fact(conn, scope, fact, [label] if label else [], self.memory.clock.now())
+        with self.engine.begin() as conn:
+            fact_id, _ = store_fact(conn, scope, fact, [label] if label else [], self.clock.now())
             row = conn.execute(sa.select(fact_t).where(fact_t.c.id == fact_id)).one()
         return to_fact(row)
 
@@ -214,25 +236,25 @@ class FactStore:
             .order_by(fact_t.c.importance.desc(), fact_t.c.id)
             .limit(limit)
         )
-        with self.memory.engine.connect() as conn:
+        with self.engine.connect() as conn:
             return [to_fact(row) for row in conn.execute(query)]
 
     def consolidate(self, *, max_sessions: int = 500) -> ConsolidationReport:
         """Learn facts from unconsolidated sessions, one LLM call per scope (see ``consolidate``)."""
         from connector.facts.consolidate import consolidate
 
-        return consolidate(self.memory, max_sessions=max_sessions)
+        return consolidate(self, max_sessions=max_sessions)
 
     def decay(self) -> DecayReport:
         """Lower importance by the elapsed whole days; remove facts below the threshold."""
         from connector.facts.decay import decay
 
-        return decay(self.memory)
+        return decay(self.engine, self.clock, self.settings)
 
     def forget(self, customer_id: str, *, tenant: str) -> dict[str, int]:
         """Remove the customer's facts in every agent/workflow scope, and the jobs that name them."""
         scope = FactScope.of(tenant, customer_id)
-        with self.memory.engine.begin() as conn:
+        with self.engine.begin() as conn:
             facts = conn.execute(
                 fact_t.delete().where(
                     fact_t.c.tenant == scope.tenant, fact_t.c.customer_id == scope.customer_id

@@ -23,17 +23,19 @@ import logging
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError, StatementError
 
+from connector.clock import Clock
 from connector.db.engine import safe_url
 from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_t, upsert_records
 from connector.erp.protocol import Adapter, AdapterFactory, StreamSpec
 from connector.erp.records import Page, content_hash
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
-from connector.settings import TenantSettings
+from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.commits import tune_page_transaction
 from connector.sync.gctune import automatic_gc_paused, page_committed
@@ -55,9 +57,6 @@ from connector.sync.state import (
 from connector.sync.window import Window, next_watermark, window_for
 from connector.telemetry import TracingReporter
 
-if TYPE_CHECKING:
-    from connector.memory import Memory
-
 log = logging.getLogger(__name__)
 
 _TABLES: dict[str, sa.Table] = {"party": party_t, "document": document_t, "case": case_t}
@@ -68,13 +67,19 @@ _PROBE_GRANULARITY = timedelta(seconds=1)
 _PREFETCH_DEPTH = 2
 
 
-def default_adapter_factory(memory: Memory) -> AdapterFactory:
-    """``connector.adapters.factory.open_adapter`` bound to this memory's sync settings and clock."""
+class CaseIngest(Protocol):
+    """What the runner calls after a Case stream (``EpisodicMemory.ingest_erp_cases``)."""
+
+    def ingest_erp_cases(self, tenant: str) -> int: ...
+
+
+def default_adapter_factory(sync: SyncSettings, clock: Clock) -> AdapterFactory:
+    """``connector.adapters.factory.open_adapter`` bound to these sync settings and clock."""
 
     def factory(tenant: TenantSettings) -> AbstractContextManager[Adapter]:
         from connector.adapters.factory import open_adapter  # imports one ERP's adapter only when used
 
-        return open_adapter(tenant, sync=memory.settings.sync, clock=memory.clock)
+        return open_adapter(tenant, sync=sync, clock=clock)
 
     return factory
 
@@ -150,7 +155,7 @@ class _StreamRun:
         self.retries_at_start = adapter.retry_count
         self.run: RunRecord | None = None
         self.hold_watermark = False  # the window never read stably: do not advance
-        self.stats = StatsKeeper(runner.memory.engine)
+        self.stats = StatsKeeper(runner.engine)
         # A stream that never completed a window is most likely being loaded for the first time:
         # its pages are COPied in without the classify query until a key turns out to exist.
         self.presume_new = state.watermark is None and state.last_full_at is None
@@ -168,18 +173,28 @@ class _StreamRun:
 
 
 class SyncRunner:
-    """Runs ``connector sync`` for the configured tenants and streams of one :class:`Memory`."""
+    """Runs ``connector sync`` for the configured tenants and streams of one deployment.
+
+    ``settings`` names the tenants and holds the sync section; ``cases`` receives the closed ERP
+    cases after a Case stream (None: they stay in the ``crm_case`` table).
+    """
 
     def __init__(
         self,
-        memory: Memory,
+        engine: Engine,
         *,
+        clock: Clock,
+        settings: Settings,
+        cases: CaseIngest | None,
         adapter_factory: AdapterFactory | None = None,
         reporter: Reporter | None = None,
         stop: StopFlag | None = None,
     ) -> None:
-        self.memory = memory
-        self.adapter_factory = adapter_factory or default_adapter_factory(memory)
+        self.engine = engine
+        self.clock = clock
+        self.settings = settings
+        self.cases = cases
+        self.adapter_factory = adapter_factory or default_adapter_factory(settings.sync, clock)
         self.reporter: Reporter = TracingReporter(reporter or NullReporter())
         self.stop = stop or StopFlag()
 
@@ -188,7 +203,7 @@ class SyncRunner:
         self, tenant: str | None = None, *, streams: Iterable[str] | None = None, full: bool = False
     ) -> SyncReport:
         """Sync one tenant (by name) or all configured tenants."""
-        settings = self.memory.settings
+        settings = self.settings
         if tenant is not None:
             tenants = [settings.tenant(tenant)]
         elif settings.tenants:
@@ -238,11 +253,11 @@ class SyncRunner:
 
     def _record_failure(self, tenant: str, stream: str, reason: str, *, full: bool) -> StreamResult:
         """A ``failed`` run row for a stream that could not start (no lock is needed: it writes no data)."""
-        now = self.memory.clock.now()
+        now = self.clock.now()
         mode = "full" if full else "incremental"
         result = StreamResult(tenant, stream, "failed", mode=mode, error=reason)
         try:
-            with self.memory.engine.begin() as conn:
+            with self.engine.begin() as conn:
                 run = start_run(
                     conn, tenant, stream, mode=mode, started_at=now, window_start=None, window_end=None
                 )
@@ -271,10 +286,10 @@ class SyncRunner:
         return [by_name[w.lower()] for w in wanted]
 
     def _run_locked(self, adapter: Adapter, spec: StreamSpec, full: bool) -> StreamResult:
-        sync = self.memory.settings.sync
+        sync = self.settings.sync
         try:
             with stream_lock(
-                self.memory.engine,
+                self.engine,
                 adapter.tenant,
                 spec.name,
                 on_locked=sync.on_locked,
@@ -293,16 +308,16 @@ class SyncRunner:
         return result
 
     def _run_stream(self, adapter: Adapter, spec: StreamSpec, full: bool, fence: Fence) -> StreamResult:
-        memory, clock = self.memory, self.memory.clock
+        clock = self.clock
         started = clock.now()
         try:
-            with memory.engine.begin() as conn:
+            with self.engine.begin() as conn:
                 state = load_state(conn, adapter.tenant, spec.name)
                 abandon_stale_runs(conn, adapter.tenant, spec.name, started)
                 window = window_for(
                     state.watermark,
                     until=started,
-                    lookback=timedelta(seconds=memory.settings.sync.lookback_seconds),
+                    lookback=timedelta(seconds=self.settings.sync.lookback_seconds),
                     granularity=spec.cursor_granularity,
                     full=full,
                 )
@@ -320,7 +335,7 @@ class SyncRunner:
         except SQLAlchemyError as exc:
             raise StoreError(
                 f"cannot start the sync of {adapter.tenant}/{spec.name}: database "
-                f"{safe_url(str(memory.engine.url))}: {one_line(exc)}"
+                f"{safe_url(str(self.engine.url))}: {one_line(exc)}"
             ) from None
         self.reporter.stream_started(adapter.tenant, spec.name, window.since, window.until)
         status: str = "ok"
@@ -350,10 +365,10 @@ class SyncRunner:
         run = sr.run
         assert run is not None
         self._count_requests(sr, run.counters)
-        finished = self.memory.clock.now()
+        finished = self.clock.now()
         watermark = sr.state.watermark
         try:
-            with self.memory.engine.begin() as conn:
+            with self.engine.begin() as conn:
                 finish_run(conn, run, status=status, finished_at=finished, error=error)
                 watermark = load_state(conn, sr.tenant, sr.stream).watermark
         except SQLAlchemyError as exc:
@@ -416,7 +431,7 @@ class SyncRunner:
                 tenant=sr.tenant,
                 stream=sr.stream,
             )
-            pass_started = self.memory.clock.now()
+            pass_started = self.clock.now()
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _read_pass(self, sr: _StreamRun) -> tuple[Page | None, int, bool]:
@@ -479,7 +494,7 @@ class SyncRunner:
             self._write_page(sr, page, final=final)
         except (StatementError, UnicodeError) as exc:
             # A value no store can hold (a NUL, a lone surrogate)? Only now is the page searched.
-            notes = repair_page(page, self.memory.settings.sync.on_malformed_record, tenant=sr.tenant)
+            notes = repair_page(page, self.settings.sync.on_malformed_record, tenant=sr.tenant)
             if not notes:
                 raise
             for note in notes:
@@ -497,9 +512,9 @@ class SyncRunner:
         run = sr.run
         assert run is not None
         counters = dataclasses.replace(run.counters)
-        now = self.memory.clock.now()
+        now = self.clock.now()
         kinds = {record_kind(r) for r in page.records} - sr.known_kinds
-        with self.memory.engine.begin() as conn:
+        with self.engine.begin() as conn:
             tune_page_transaction(conn, durable=final)
             sr.fence.check(conn)
             if not sr.preexisting and any(_has_rows(conn, sr.tenant, kind) for kind in kinds):
@@ -539,7 +554,7 @@ class SyncRunner:
                 f"{sr.tenant}/{sr.stream}: page {number} carries a record of tenant {foreign.tenant!r}; "
                 "the adapter mapped it to the wrong scope"
             )
-        if page.problems and self.memory.settings.sync.on_malformed_record == "fail":
+        if page.problems and self.settings.sync.on_malformed_record == "fail":
             first = page.problems[0]
             raise SyncError(
                 f"{sr.tenant}/{sr.stream}: page {number} has {len(page.problems)} malformed record(s), "
@@ -580,19 +595,19 @@ class SyncRunner:
         last = sr.state.last_key_scan_at
         if full or sr.window.is_full or last is None:
             return True
-        interval = timedelta(hours=self.memory.settings.sync.key_scan_interval_hours)
-        return self.memory.clock.now() - last >= interval
+        interval = timedelta(hours=self.settings.sync.key_scan_interval_hours)
+        return self.clock.now() - last >= interval
 
     def _key_scan(self, sr: _StreamRun) -> None:
         """Mark rows of this stream's kinds that the ERP no longer lists as deleted (never removed)."""
         run = sr.run
         assert run is not None
         if self._nothing_to_delete(sr):
-            self._finish_key_scan(sr, 0, self.memory.clock.now())
+            self._finish_key_scan(sr, 0, self.clock.now())
             return
         keys = set(sr.adapter.scan_keys(sr.stream))
-        now = self.memory.clock.now()
-        with self.memory.engine.begin() as conn:
+        now = self.clock.now()
+        with self.engine.begin() as conn:
             sr.fence.check(conn)
             deleted = 0
             if keys:
@@ -619,7 +634,7 @@ class SyncRunner:
         """
         if sr.preexisting or not sr.known_kinds:
             return False
-        with self.memory.engine.connect() as conn:
+        with self.engine.connect() as conn:
             kinds = set(stream_kinds(conn, sr.tenant, sr.stream))
         return kinds <= sr.known_kinds
 
@@ -630,7 +645,7 @@ class SyncRunner:
         run = sr.run
         assert run is not None
         if conn is None:
-            with self.memory.engine.begin() as own:
+            with self.engine.begin() as own:
                 self._finish_key_scan(sr, deleted, now, own)
             return
         run.counters.deleted += deleted
@@ -641,8 +656,10 @@ class SyncRunner:
     # After a Case stream -----------------------------------------------------------------------
     def _ingest_cases(self, result: StreamResult) -> None:
         """Closed ERP cases become episodic entries; a failed ingest marks the stream (the cases stay)."""
+        if self.cases is None:
+            return
         try:
-            count = self.memory.episodic.ingest_erp_cases(result.tenant)
+            count = self.cases.ingest_erp_cases(result.tenant)
         except ConnectorError as exc:
             result.error = f"episodic ingest failed: {one_line(exc)}"
             self.reporter.message("error", result.error, tenant=result.tenant, stream=result.stream)

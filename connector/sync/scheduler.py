@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -22,24 +22,45 @@ from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from connector.errors import ConnectorError
+from connector.settings import Settings
 from connector.sync.progress import JsonReporter, Reporter
 from connector.sync.runner import SyncRunner
 from connector.sync.signals import StopFlag, stop_on_signals
-
-if TYPE_CHECKING:
-    from connector.memory import Memory
 
 log = logging.getLogger("connector.schedule")
 
 JOB_DEFAULTS = {"max_instances": 1, "coalesce": True, "misfire_grace_time": 3600}
 
 
-def sync_job(memory: Memory, tenant: str, stop: StopFlag, reporter: Reporter) -> None:
+class Retention(Protocol):
+    def apply_retention(self) -> object: ...
+
+
+class FactUpkeep(Protocol):
+    def consolidate(self) -> object: ...
+    def decay(self) -> object: ...
+
+
+class Deployment(Protocol):
+    """What the scheduled jobs run on: ``Memory`` satisfies it."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def episodic(self) -> Retention: ...
+    @property
+    def facts(self) -> FactUpkeep: ...
+    def sync_runner(
+        self, *, reporter: Reporter | None = None, stop: StopFlag | None = None
+    ) -> SyncRunner: ...
+
+
+def sync_job(memory: Deployment, tenant: str, stop: StopFlag, reporter: Reporter) -> None:
     """One scheduled sync of a tenant; failures are logged, never raised into the scheduler."""
     if stop.requested:
         return
     try:
-        report = SyncRunner(memory, reporter=reporter, stop=stop).run(tenant)
+        report = memory.sync_runner(reporter=reporter, stop=stop).run(tenant)
     except ConnectorError as exc:
         log.error("sync of %s failed: %s: %s", tenant, type(exc).__name__, exc)
         return
@@ -67,7 +88,7 @@ def maintenance_job(name: str, action: Callable[[], Any]) -> Callable[[], None]:
     return run
 
 
-def add_jobs(scheduler: BaseScheduler, memory: Memory, stop: StopFlag, reporter: Reporter) -> None:
+def add_jobs(scheduler: BaseScheduler, memory: Deployment, stop: StopFlag, reporter: Reporter) -> None:
     """Register the sync and maintenance jobs; each first runs one interval after start, sync at once."""
     settings = memory.settings
     start = datetime.now(UTC)  # APScheduler triggers run on the wall clock, not the injectable one
@@ -100,7 +121,7 @@ def add_jobs(scheduler: BaseScheduler, memory: Memory, stop: StopFlag, reporter:
 
 
 def build_scheduler(
-    memory: Memory,
+    memory: Deployment,
     *,
     stop: StopFlag | None = None,
     reporter: Reporter | None = None,
@@ -117,7 +138,7 @@ def build_scheduler(
 
 
 def run_scheduler(
-    memory: Memory, *, reporter: Reporter | None = None, stop: StopFlag | None = None
+    memory: Deployment, *, reporter: Reporter | None = None, stop: StopFlag | None = None
 ) -> str | None:
     """Run until SIGTERM/SIGINT (or ``stop`` is requested); return the reason.
 

@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from connector.clock import Clock
+from connector.erasure import Erasures
 from connector.errors import LLMError, ScopeError, StoreError
 from connector.llm import LLMClient
 from connector.resources import prompt_text
-from connector.scope import Scope, require_id
+from connector.scope import Scope, require_id, tenant_or_default
+from connector.settings import WorkingMemorySettings
 from connector.storable import REPLACEMENT, storable_text
 from connector.working.models import (
     ROLES,
@@ -43,9 +46,6 @@ from connector.working.pins import extract_values, pin_kind
 from connector.working.summary import extractive_fold, restore_facts
 from connector.working.tables import WorkPin, WorkSession, WorkTurn
 from connector.working.text import json_safe, transcript
-
-if TYPE_CHECKING:
-    from connector.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -104,16 +104,22 @@ def _info(row: Any) -> SessionInfo:
 class WorkingMemory:
     """Per-session conversation state shared by every worker through the relational store."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-
-    @property
-    def engine(self) -> Engine:
-        return self.memory.engine
-
-    @property
-    def llm(self) -> LLMClient | None:
-        return self.memory.llm
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Clock,
+        settings: WorkingMemorySettings,
+        llm: LLMClient | None,
+        erasures: Erasures,
+        default_tenant: str,
+    ) -> None:
+        self.engine = engine
+        self.clock = clock
+        self.settings = settings
+        self.llm = llm
+        self.erasures = erasures
+        self.default_tenant = default_tenant
 
     # Appending --------------------------------------------------------------------------------
     def record_turn(
@@ -156,12 +162,12 @@ class WorkingMemory:
         The turns get consecutive seqs even when other processes append to the session at the
         same time; a fold, if due, runs once afterwards.
         """
-        scope = Scope.of(self.memory.tenant_name(tenant), customer_id)
+        scope = Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
         sid = require_id(session_id, "session_id")
         if not turns:
             return []
-        self.memory.erasures.require_writable(scope)
-        limit = self.memory.settings.working.max_pins_per_result
+        self.erasures.require_writable(scope)
+        limit = self.settings.max_pins_per_result
         prepared = []
         for t in turns:
             if t.role not in ROLES:
@@ -172,7 +178,7 @@ class WorkingMemory:
             result = json_safe(t.tool_result) if t.tool_result is not None else None
             values = extract_values(t.tool_name, result, limit=limit) if result is not None else []
             prepared.append((t, _clean_text(t.content), args, result, values))
-        now = self.memory.clock.now()
+        now = self.clock.now()
         session_row = {
             "session_id": sid,
             "tenant": scope.tenant,
@@ -252,7 +258,7 @@ class WorkingMemory:
             raise InvalidTurnError("a pinned value must be a scalar (text, number, date), not a structure")
         safe = json_safe(value)
         text = _clean_text(str(safe))
-        now = self.memory.clock.now()
+        now = self.clock.now()
         with self.engine.begin() as conn:
             # The write comes first, so the session row is locked before anything is read.
             touched = conn.execute(
@@ -269,7 +275,7 @@ class WorkingMemory:
         Pinned values are shown in full in every context, so an unbounded set would crowd out
         everything else in a long session. A value re-extracted later counts as recent again.
         """
-        cap = self.memory.settings.working.max_extracted_pins
+        cap = self.settings.max_extracted_pins
         extracted = sa.and_(pin_t.c.session_id == sid, pin_t.c.explicit.is_(False))
         per_turn = conn.execute(
             sa.select(pin_t.c.seq, sa.func.count().label("n"))
@@ -324,7 +330,7 @@ class WorkingMemory:
 
     # Folding ----------------------------------------------------------------------------------
     def _maybe_fold(self, sid: str, last_seq: int, summary_upto: int) -> None:
-        cfg = self.memory.settings.working
+        cfg = self.settings
         if last_seq - summary_upto < cfg.verbatim_turns + cfg.fold_batch:
             return
         try:
@@ -339,7 +345,7 @@ class WorkingMemory:
         endpoint fails; nothing changes then and the next fold covers the same turns.
         """
         sid = require_id(session_id, "session_id")
-        keep = self.memory.settings.working.verbatim_turns
+        keep = self.settings.verbatim_turns
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(session_t).where(session_t.c.session_id == sid)).one_or_none()
             if row is None:
