@@ -13,9 +13,9 @@ from sync_stub import StubAdapter
 from test_sync_runner import customer
 
 from connector.cli import main
+from connector.clock import Clock
 from connector.erp.protocol import Adapter
-from connector.memory import Memory
-from connector.settings import TenantSettings
+from connector.settings import SyncSettings, TenantSettings
 from connector.sync import runner as runner_module
 from connector.sync.locks import stream_lock
 
@@ -34,7 +34,7 @@ def erp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StubAdapter:
     adapter.add_stream("Customer", "party")
     adapter.put("Customer", *[customer(f"C{i}", T0 + timedelta(minutes=i)) for i in range(5)])
 
-    def factory(memory: Memory) -> object:
+    def factory(sync: SyncSettings, clock: Clock) -> object:
         def open_stub(tenant: TenantSettings) -> AbstractContextManager[Adapter]:
             return adapter
 
