@@ -133,7 +133,14 @@ def test_a_run_whose_lock_backend_is_terminated_stops_before_its_next_page(pg_en
 
     first.before_page = lose_the_lock
     memory = make_memory(pg_engine, FrozenClock())
-    runner = _Recording(memory, adapter_factory=lambda tenant: first, events=events)
+    runner = _Recording(
+        memory.engine,
+        clock=memory.clock,
+        settings=memory.settings,
+        cases=None,
+        adapter_factory=lambda tenant: first,  # type: ignore[arg-type,return-value]
+        events=events,
+    )
 
     [result] = runner.run().results
 
