@@ -14,7 +14,6 @@ from connector.clock import FrozenClock
 from connector.db.upsert import document_t
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
-from connector.sync.runner import SyncRunner
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.sap import FakeSAP
 
@@ -39,7 +38,7 @@ def synced_memory(engine: Engine) -> Memory:
         transport = httpx.MockTransport(acumatica.handle)
         return AcumaticaAdapter(t, sync=settings.sync, clock=clock, transport=transport)
 
-    report = SyncRunner(memory, adapter_factory=factory).run()
+    report = memory.sync_runner(adapter_factory=factory).run()
     assert report.ok, [r.error for r in report.results]
     return memory
 
