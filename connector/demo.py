@@ -285,17 +285,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         highlight=False,
     )
     console.print("MCP client config (stdio) for an agent, IDE or desktop assistant (mcpServers):")
-    config = json.dumps(mcp_client_config(args.data_dir), indent=2)
+    config = json.dumps(mcp_client_config(write_server_settings(settings)), indent=2)
     console.print(config, markup=False, highlight=False, soft_wrap=True)
     return 0
 
 
-def mcp_client_config(data_dir: Path) -> dict[str, Any]:
+def write_server_settings(settings: Settings) -> Path:
+    """A settings file naming the demo's stores and tenants (no secrets: the server never calls
+    the ERPs, and the fakes are gone once the demo ends), for ``connector mcp``."""
+    lines = [
+        f"data_dir = {json.dumps(str(settings.data_dir.resolve()))}",
+        f"default_tenant = {json.dumps(ACUMATICA)}",
+    ]
+    for tenant in settings.tenants:
+        lines += ["", "[[tenants]]"]
+        lines += [f"{key} = {json.dumps(getattr(tenant, key))}" for key in ("name", "kind", "base_url")]
+    path = settings.data_dir / "mcp-server.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path.resolve()
+
+
+def mcp_client_config(settings_file: Path) -> dict[str, Any]:
     """``connector mcp`` over this demo's stores, as an MCP client's ``mcpServers`` entry."""
-    env = {
-        "CONNECTOR_DATA_DIR": str(data_dir.resolve()),
-        "CONNECTOR_MCP__TENANTS": json.dumps([ACUMATICA, SAP]),
-    }
+    env = {"CONNECTOR_CONFIG_FILE": str(settings_file)}
     return client_config(command=[sys.executable, "-m", "connector.cli"], env=env)
 
 

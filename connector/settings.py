@@ -287,7 +287,7 @@ class Settings(BaseSettings):
         if self.default_tenant and self.default_tenant not in names:
             raise ValueError(f"default_tenant must name a configured tenant ({', '.join(names) or 'none'})")
         unknown = sorted(set(self.mcp.tenants or ()) - set(names))
-        if unknown and names:  # with no tenants configured, mcp.tenants names the synced ones to serve
+        if unknown:
             raise ValueError(f"mcp.tenants names unconfigured tenants: {', '.join(unknown)}")
         return self
 

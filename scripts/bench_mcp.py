@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -43,6 +44,11 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def _without_clock(text: str) -> str:
+    """The text without its minute-precision times (a call can straddle a minute)."""
+    return re.sub(r"\d\d:\d\d UTC", "hh:mm UTC", text)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=300, help="timed calls of each kind")
@@ -67,7 +73,7 @@ def main() -> int:
             ("Where is my open sales order and when will it ship?", None),
             ("Anything I should know before calling them?", None),
         ]
-        entry = demo.mcp_client_config(data_dir)["mcpServers"]["erp-memory"]
+        entry = demo.mcp_client_config(demo.write_server_settings(settings))["mcpServers"]["erp-memory"]
         env = entry["env"] | {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")}
         params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
         local: list[float] = []
@@ -89,8 +95,12 @@ def main() -> int:
                     middle = time.perf_counter()
                     result = await client.call_tool("get_context", arguments)
                     ended = time.perf_counter()
-                    if result.is_error or result.content[0].text != expected.text:  # type: ignore[union-attr]
-                        raise SystemExit(f"get_context over MCP differs from build_context: {result.content}")
+                    got = result.content[0].text  # type: ignore[union-attr]
+                    if result.is_error or _without_clock(got) != _without_clock(expected.text):
+                        Path(tmp, "mcp.txt").write_text(got)
+                        Path(tmp, "local.txt").write_text(expected.text)
+                        diff = os.popen(f"diff {tmp}/local.txt {tmp}/mcp.txt").read()
+                        raise SystemExit(f"get_context over MCP differs from build_context:\n{diff}")
                     if i >= 20:
                         local.append((middle - started) * 1000)
                         remote.append((ended - middle) * 1000)

@@ -31,7 +31,6 @@ class ServedScope:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ServedScope:
-        # No tenants configured (a server over stores synced elsewhere): mcp.tenants says which.
         configured = [t.name for t in settings.tenants] or [settings.default_tenant_name()]
         served = settings.mcp.tenants or configured
         default = settings.default_tenant_name()
