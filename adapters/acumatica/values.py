@@ -71,7 +71,7 @@ def required_text(record: Mapping[str, Any], name: str) -> str:
 
 
 def money(record: Mapping[str, Any], name: str) -> Decimal | None:
-    """A decimal field as an exact Decimal (JSON numbers arrive as floats: read via their repr)."""
+    """A decimal field as an exact Decimal (JSON numbers arrive as Decimals; a float is read via its repr)."""
     value = unwrap(record, name)
     if value is None:
         return None

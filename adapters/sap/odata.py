@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
+from connector.adapters.http import parse_json_exact
 from connector.adapters.sap.catalog import Catalog, EntityType, ODataVersion
 from connector.adapters.sap.values import DECODERS, MalformedValue
 from connector.errors import ERPProtocolError
@@ -43,7 +43,7 @@ class ODataErrorInfo:
 def parse_json(content: bytes, *, what: str) -> Any:
     """JSON with decimals kept exact; a body that is not JSON is a protocol error."""
     try:
-        return json.loads(content, parse_float=Decimal)
+        return parse_json_exact(content)
     except (ValueError, UnicodeDecodeError):
         snippet = content[:80].decode("utf-8", "replace")
         raise ERPProtocolError(

@@ -8,6 +8,7 @@ explicitly with ``connector db upgrade`` (a production schema should not change 
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ def create_db_engine(url: str, *, echo: bool = False) -> Engine:
             max_overflow=10,
             pool_pre_ping=False,
             connect_args={"timeout": 30, "check_same_thread": False},
+            json_serializer=_pg_json,
         )
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         return engine
@@ -63,8 +65,9 @@ def create_db_engine(url: str, *, echo: bool = False) -> Engine:
 
 
 def _pg_json(value: Any) -> str:
-    """JSONB parameters through orjson (several times faster than ``json.dumps``); PostgreSQL
-    parses the text, so only the value matters. Whatever orjson cannot encode goes to the stdlib."""
+    """JSON columns through orjson (several times faster than ``json.dumps``); the database parses
+    the text, so only the value matters. A ``Decimal`` (raw ERP records keep money exact) is written
+    as a JSON number with its own digits and scale. Whatever orjson cannot encode goes to the stdlib."""
     try:
         return orjson.dumps(value, option=_PASSTHROUGH, default=_refuse).decode()
     except TypeError:
@@ -77,7 +80,10 @@ _PASSTHROUGH = (
 
 
 def _refuse(value: Any) -> Any:
-    """orjson ``default``: hand every non-JSON value back to ``json.dumps`` (same result or error)."""
+    """orjson ``default``: a finite Decimal as its exact number text; every other non-JSON value
+    back to ``json.dumps`` (same result or error)."""
+    if type(value) is Decimal and value.is_finite():
+        return orjson.Fragment(format(value, "f"))
     raise TypeError(type(value).__name__)
 
 

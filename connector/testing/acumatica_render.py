@@ -30,6 +30,14 @@ def format_datetime(value: datetime, tz: tzinfo) -> str:
     return f"{text[:19]}.{fraction}{text[26:]}" if fraction else f"{text[:19]}{text[26:]}"
 
 
+def number_text(name: str, value: float | Decimal) -> str:
+    """A decimal field as Acumatica writes it: a JSON number with the field's scale, 6 decimals for
+    quantities (``"OrderedQty": {"value": 1.000000}``) and 4 for money (``10000.0000``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "null"
+    return format(value, ".6f" if name.endswith("Qty") else ".4f")
+
+
 def _custom_type(value: Any) -> str:
     if isinstance(value, bool):
         return "CustomBooleanField"
@@ -108,7 +116,7 @@ def _encoder(tz: tzinfo, date_suffix: str) -> Callable[[Any], str]:
         if kind is date:
             return f'"{value.isoformat()}{date_suffix}"'
         if kind is Decimal:
-            return repr(float(value))
+            return format(value, "f")
         return json.dumps(value, ensure_ascii=False, default=str)
 
     return encode
@@ -143,8 +151,11 @@ class Renderer:
     def _field(self, name: str, value: Any) -> str:
         if value is None:
             return self._key(name) + "{}"
-        if type(value) is str:
+        kind = type(value)
+        if kind is str:
             return (self._opening.get(name) or self._value_open(name)) + _encode_basestring(value) + "}"
+        if kind is float or kind is Decimal:
+            return (self._opening.get(name) or self._value_open(name)) + number_text(name, value) + "}"
         return (self._opening.get(name) or self._value_open(name)) + self.encode(value) + "}"
 
     def _object(
@@ -166,6 +177,8 @@ class Renderer:
                 append(self._key(name) + "{}")
             elif kind is dict or kind is list:
                 append(self._key(name) + self._nested(value))
+            elif kind is float or kind is Decimal:
+                append((openings.get(name) or self._value_open(name)) + number_text(name, value) + "}")
             else:
                 append((openings.get(name) or self._value_open(name)) + encode(value) + "}")
         if row_number:
@@ -212,7 +225,10 @@ class Renderer:
             view, _, name = view_field.partition(".")
             value = row.custom.get(view_field) if row.custom else None
             entry = f'"type":"{_custom_type(value)}"' + (
-                "" if value is None else ',"value":' + self.encode(value)
+                ""
+                if value is None
+                else ',"value":'
+                + (number_text(name, value) if isinstance(value, (float, Decimal)) else self.encode(value))
             )
             custom.setdefault(view, []).append(self._key(name) + "{" + entry + "}")
         rendered_custom = ",".join(

@@ -3,18 +3,19 @@
 v2: ``/Date(ms)/`` for dates, ``/Date(ms+0000)/`` for timestamps, ``PT17H49M05S`` for times,
 decimals as strings, ``__metadata`` on every entity, ``__deferred`` for navigation not expanded,
 ``{"results": [...]}`` for expanded to-many. v4: ISO dates and timestamps, ``HH:MM:SS`` times,
-decimals as JSON numbers (strings when the client asked for ``IEEE754Compatible=true``, which
-keeps them exact).
+decimals as JSON numbers written with their scale (``5142.10``; strings when the client asked for
+``IEEE754Compatible=true``).
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any, Literal
+
+import orjson
 
 Version = Literal["v2", "v4"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -54,7 +55,8 @@ def v4_encoder(decimals_as_strings: bool) -> Callable[[Any], Any]:
         if kind is str or value is None or kind is bool or kind is int:
             return value
         if kind is Decimal:
-            return str(value) if decimals_as_strings else float(value)
+            text = format(value, "f")
+            return text if decimals_as_strings else orjson.Fragment(text)
         if kind is datetime:
             return _iso_instant(value)
         if kind is date:
@@ -67,11 +69,9 @@ def v4_encoder(decimals_as_strings: bool) -> Callable[[Any], Any]:
 
 
 def dumps(payload: Any, encode: Callable[[Any], Any] = str) -> bytes:
-    """Compact JSON, as SAP sends it. ``encode`` turns dates, times and decimals into OData values:
-    the C encoder calls it only for them, so rows need no per-field Python pass."""
-    return json.dumps(
-        payload, separators=(",", ":"), ensure_ascii=False, check_circular=False, default=encode
-    ).encode()
+    """Compact UTF-8 JSON, as SAP sends it. ``encode`` turns dates, times and decimals into OData
+    values: the encoder calls it only for them, so rows need no per-field Python pass."""
+    return orjson.dumps(payload, default=encode, option=orjson.OPT_PASSTHROUGH_DATETIME)
 
 
 def error_body(
