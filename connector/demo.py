@@ -3,7 +3,8 @@
 ``scripts/demo`` runs this: it serves a fake Acumatica and a fake SAP on loopback (generated,
 seeded data), syncs both into SQLite under ``.data/demo`` with progress shown, records resolved
 cases, a learned fact and a short conversation with a tool call, and prints the agent context for
-an invoice dispute, an order status and a vendor's terms. Re-running it is safe: the second sync
+an invoice dispute, an order status, a vendor's terms and a SAP customer's open balance (from SAP's
+open items: SAP billing documents carry none). Re-running it is safe: the second sync
 is incremental and finds nothing new, recorded cases and turns are idempotent.
 """
 
@@ -59,7 +60,10 @@ def start_fakes(args: argparse.Namespace) -> tuple[list[ServedFake], list[Any]]:
         seed=args.seed, customers=n, vendors=n // 5, invoices=n * 3, sales_orders=n * 2, bills=n, cases=n,
         as_of=ERP_AS_OF,
     )  # fmt: skip
-    sap = FakeSAP(seed=args.seed, customers=n, suppliers=n // 5, sales_orders=n * 2, billing_documents=n * 3)
+    sap = FakeSAP(
+        seed=args.seed, customers=n, suppliers=n // 5, sales_orders=n * 2, billing_documents=n * 3,
+        now=ERP_AS_OF,
+    )  # fmt: skip
     servers = [serve(acumatica), serve(sap)]
     tenants = [
         acumatica.tenant_settings(name=ACUMATICA, base_url=servers[0].url),
@@ -130,6 +134,24 @@ def pick_customer(memory: Memory) -> tuple[str, dict[str, Any]]:
                 .limit(1)
             ).one()
     return row.party_external_id, dict(row._mapping)
+
+
+def pick_sap_customer(memory: Memory) -> str | None:
+    """The SAP customer with the most open items (its balance comes from SAP's open items)."""
+    with memory.engine.connect() as conn:
+        return conn.execute(
+            sa.select(document_t.c.party_external_id)
+            .where(
+                document_t.c.tenant == SAP,
+                document_t.c.doc_type == "open_item",
+                document_t.c.party_kind == "customer",
+                document_t.c.is_open,
+                document_t.c.deleted_at.is_(None),
+            )
+            .group_by(document_t.c.party_external_id)
+            .order_by(sa.func.count().desc(), document_t.c.party_external_id)
+            .limit(1)
+        ).scalar()
 
 
 def pick_other_customer(memory: Memory, not_this: str) -> str:
@@ -261,10 +283,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if vendor is not None:
             question = "What payment terms do we have with this vendor?"
             queries.append(("A vendor's terms", vendor, question, None, {"party_kind": "vendor"}))
+        sap_customer = pick_sap_customer(memory)
+        if sap_customer is not None:
+            queries.append(
+                (
+                    "A SAP customer's balance",
+                    sap_customer,
+                    "How much is open and what is overdue?",
+                    None,
+                    {"tenant": SAP},
+                )
+            )
         for title, party, query, sid, extra in queries:
             try:
                 result = memory.build_context(
-                    party, query, session_id=sid, tenant=ACUMATICA, token_budget=args.budget, **extra
+                    party, query, session_id=sid, token_budget=args.budget, **{"tenant": ACUMATICA, **extra}
                 )
             except TypeError:
                 console.print(f"[yellow]{title}: this build has no vendor contexts yet[/yellow]")

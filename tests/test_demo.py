@@ -28,6 +28,10 @@ def test_demo_runs_twice_and_prints_contexts(tmp_path: Path, capsys: pytest.Capt
     ):
         assert header in first
     assert "Prefers dispute updates by e-mail" in first
+    # The SAP customer's header has its open balance from SAP's open items, not "none".
+    sap = first[first.index("A SAP customer's balance") :]
+    receivables = next(line for line in sap.splitlines() if "open receivables" in line)
+    assert "none" not in receivables and any(c in receivables for c in ("EUR", "USD"))
     # A re-run syncs incrementally and records nothing twice.
     assert main(args) == 0
     second = capsys.readouterr().out

@@ -42,8 +42,9 @@ def adapter(fake: FakeSAP) -> Iterator[SAPAdapter]:
 def test_the_adapter_follows_the_protocol(adapter: SAPAdapter) -> None:
     assert isinstance(adapter, Adapter)
     specs = {s.name: s for s in adapter.streams()}
-    assert set(specs) == {"BusinessPartner", "SalesOrder", "BillingDocument"}
+    assert set(specs) == {"BusinessPartner", "SalesOrder", "BillingDocument", "OpenItem"}
     assert specs["BusinessPartner"].cursor_granularity == timedelta(days=1)
+    assert specs["OpenItem"].cursor_granularity == timedelta(days=1)
     assert specs["BusinessPartner"].record_type == "party" and specs["SalesOrder"].record_type == "document"
     assert specs["SalesOrder"].cursor_field == "LastChangeDateTime"
 

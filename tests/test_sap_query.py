@@ -91,11 +91,14 @@ def test_v2_select_lists_expanded_navigations_and_v4_nests_expansions() -> None:
     )
 
 
-def test_the_shipped_catalog_declares_the_three_streams() -> None:
+def test_the_shipped_catalog_declares_the_four_streams() -> None:
     catalog = load_catalog()
-    assert set(catalog.streams) == {"BusinessPartner", "SalesOrder", "BillingDocument"}
+    assert set(catalog.streams) == {"BusinessPartner", "SalesOrder", "BillingDocument", "OpenItem"}
     assert catalog.streams["BusinessPartner"].day_granular
     assert not catalog.streams["SalesOrder"].day_granular
+    items = catalog.streams["OpenItem"]
+    assert items.keys == ("CompanyCode", "FiscalYear", "AccountingDocument", "AccountingDocumentItem")
+    assert items.key_values("1010/2026/1800000001/1")["AccountingDocument"] == "1800000001"
 
 
 def test_a_catalog_file_can_replace_the_shipped_one(tmp_path: Path) -> None:

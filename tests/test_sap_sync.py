@@ -45,7 +45,10 @@ def test_a_full_then_a_delta_sync_of_sap(engine: Engine) -> None:
     both = next(bp for bp, row in fake.data.partners.items() if row["Customer"] and row["Supplier"])
     assert ("customer", both) in stored and ("vendor", both) in stored
     with engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(document_t)).scalar_one() == 50
+        documents = (
+            sa.select(sa.func.count()).select_from(document_t).where(document_t.c.doc_type != "open_item")
+        )
+        assert conn.execute(documents).scalar_one() == 50
         marks = {r.stream: r.watermark for r in conn.execute(sa.select(state_t))}
     newest_day = max(row["LastChangeDate"] or row["CreationDate"] for row in fake.data.partners.values())
     assert marks["BusinessPartner"] == datetime.combine(newest_day, datetime.min.time(), UTC)  # floored

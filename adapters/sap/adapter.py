@@ -1,7 +1,8 @@
 """The SAP S/4HANA adapter: the streams of the catalog, read into canonical records.
 
 Streams: ``BusinessPartner`` (parties: one per customer and per supplier role), ``SalesOrder``
-(documents of type ``sales_order``) and ``BillingDocument`` (``ar_invoice`` / ``credit_memo``).
+(documents of type ``sales_order``), ``BillingDocument`` (``ar_invoice`` / ``credit_memo``, without
+a balance) and ``OpenItem`` (``open_item``: the open customer and supplier items that carry it).
 A delta read sends ``changed ge since or created ge since`` (whole days for day-granular fields,
 so the boundary day is read again); ``until`` is not sent: rows stamped after it come back and the
 sync job caps its watermark at ``until`` anyway. Each page reports ``max_modified`` over every row
@@ -25,12 +26,13 @@ from connector.adapters.sap.mapping import (
     MappingRules,
     map_billing_document,
     map_business_partner,
+    map_open_item,
     map_sales_order,
     modified_at,
 )
 from connector.adapters.sap.odata import decode_entity, parse_single
 from connector.adapters.sap.paging import PageWalker, Query
-from connector.adapters.sap.query import delta_filter, expand_option, key_predicate, select_fields
+from connector.adapters.sap.query import all_of, expand_option, key_predicate, read_filter, select_fields
 from connector.adapters.sap.values import DECODERS, MalformedValue, time_zone
 from connector.clock import Clock
 from connector.erp.protocol import RecordProblem, StreamSpec
@@ -46,6 +48,7 @@ _MAPPERS: dict[str, Mapper] = {
     "BusinessPartner": map_business_partner,
     "SalesOrder": map_sales_order,
     "BillingDocument": map_billing_document,
+    "OpenItem": map_open_item,
 }
 # Who owns a scanned key: a partner counts while it has a customer or supplier role.
 _SCAN_FILTERS = {"BusinessPartner": "Customer ne '' or Supplier ne ''"}
@@ -126,11 +129,12 @@ class SAPAdapter:
         """Pages of ``stream`` changed or created at or after ``since`` (everything when None)."""
         definition = self._stream(stream)
         params = self._read_params(definition)
-        if since is not None:
-            params["$filter"] = delta_filter(definition, since, self.client.version, self.rules.time_zone)
+        where = read_filter(definition, since, self.client.version, self.rules.time_zone)
+        if where is not None:
+            params["$filter"] = where
         walker = PageWalker(
             self.client,
-            Query(self._url(definition), params, definition.key, count=True),
+            Query(self._url(definition), params, definition.keys, count=True),
             page_size=self.settings.page_size,
         )
         requests_before = self.client.request_count
@@ -148,7 +152,10 @@ class SAPAdapter:
         Raises :class:`~connector.errors.ERPNotFound` when SAP does not know the key.
         """
         definition = self._stream(stream)
-        url = self._url(definition) + key_predicate({definition.key: key})
+        try:
+            url = self._url(definition) + key_predicate(definition.key_values(key))
+        except ValueError as exc:
+            raise ConfigError(f"tenant {self.tenant!r}: {exc}") from None
         params = self._read_params(definition)
         del params["$orderby"]  # not allowed on a single entity
         row = parse_single(self.client.get_json(url, params), self.client.version)
@@ -162,18 +169,20 @@ class SAPAdapter:
     def scan_keys(self, stream: str) -> Iterator[str]:
         """Every key the stream currently lists (only the key field is fetched)."""
         definition = self._stream(stream)
-        params = {"$select": definition.key, "$orderby": definition.key}
-        if stream in _SCAN_FILTERS:
-            params["$filter"] = _SCAN_FILTERS[stream]
+        keys = ",".join(definition.keys)
+        params = {"$select": keys, "$orderby": keys}
+        where = all_of(_SCAN_FILTERS.get(stream), definition.scope, definition.open_filter)
+        if where is not None:
+            params["$filter"] = where
         walker = PageWalker(
             self.client,
-            Query(self._url(definition), params, definition.key),
+            Query(self._url(definition), params, definition.keys),
             page_size=self.settings.page_size,
         )
         for page in walker:
             for row in page.rows:
-                key = row.get(definition.key) if isinstance(row, dict) else None
-                if isinstance(key, str) and key.strip():
+                key = definition.key_of(row)
+                if key is not None:
                     yield key
 
     @property
@@ -195,7 +204,7 @@ class SAPAdapter:
 
     def _read_params(self, definition: StreamDef) -> dict[str, str]:
         version = self.client.version
-        params = {"$orderby": definition.key}
+        params = {"$orderby": ",".join(definition.keys)}
         if definition.select:
             params["$select"] = select_fields(definition, self.catalog, version)
         if definition.expand:
@@ -227,7 +236,7 @@ class SAPAdapter:
                 entity = decode_entity(row, entity_type, self.catalog)
                 mapped = mapper(entity, definition, self.rules)
             except ValueError as exc:  # MalformedValue, MappingError, a record's own validation
-                problems.append(RecordProblem(definition.name, _key(row, definition.key), str(exc)))
+                problems.append(RecordProblem(definition.name, definition.key_of(row), str(exc)))
                 mapped = ()
             # The stamp counts for the watermark even when the record itself was skipped.
             stamp = (
@@ -244,20 +253,13 @@ class SAPAdapter:
         return Page(definition.name, number, records, max_modified=newest, problems=problems)
 
 
-def _key(row: Any, field: str) -> str | None:
-    value = row.get(field) if isinstance(row, dict) else None
-    return value if isinstance(value, str) and value else None
-
-
 def _stamp_of(row: Any, definition: StreamDef, catalog: Catalog, zone: tzinfo) -> datetime | None:
     """The row's modification time from its cursor fields alone, so a malformed row still counts."""
     if not isinstance(row, dict):
         return None
     fields = catalog.entity(definition.entity_set).fields
     decoded: dict[str, Any] = {}
-    for cursor in (definition.changed, definition.created):
-        if cursor is None:
-            continue
+    for cursor in definition.cursors:
         for name in (cursor.field, cursor.time_field):
             if name is None or name not in row:
                 continue

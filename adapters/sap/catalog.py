@@ -42,16 +42,49 @@ class Cursor:
 
 @dataclass(frozen=True, slots=True)
 class StreamDef:
+    """One stream of the catalog.
+
+    ``keys`` are the entity's key fields; a record's external id joins their values with ``/``
+    (``1010/2026/1800000001/001`` for an accounting document item). ``scope`` is a ``$filter``
+    every read and key scan sends; ``open_filter`` one that a full read and a key scan add, for
+    streams that hold only what is open (a delta read must also see what stopped being open).
+    ``also_changed`` are further stamps a delta read asks for (a clearing date) and the
+    watermark counts.
+    """
+
     name: str
     service: str
     entity_set: str
     record_type: Literal["party", "document"]
-    key: str
+    keys: tuple[str, ...]
     changed: Cursor
     created: Cursor | None
     day_granular: bool
     expand: tuple[str, ...]
     select: bool = True  # False: ask for every field (for entities whose field list is unverified)
+    scope: str | None = None
+    open_filter: str | None = None
+    also_changed: tuple[Cursor, ...] = ()
+
+    @property
+    def cursors(self) -> tuple[Cursor, ...]:
+        """Every stamp a delta read filters on: changed, created, then the further ones."""
+        return (self.changed, *((self.created,) if self.created else ()), *self.also_changed)
+
+    def key_of(self, row: Any) -> str | None:
+        """The external id of a raw or decoded row, or None when a key part is missing or blank."""
+        if not isinstance(row, dict):
+            return None
+        parts = [row.get(name) for name in self.keys]
+        texts = [p for p in parts if isinstance(p, str) and p.strip()]
+        return "/".join(texts) if len(texts) == len(parts) else None
+
+    def key_values(self, external_id: str) -> dict[str, str]:
+        """The key fields of an external id (the inverse of :meth:`key_of`)."""
+        parts = external_id.split("/") if len(self.keys) > 1 else [external_id]
+        if len(parts) != len(self.keys):
+            raise ValueError(f"{self.name} keys look like {'/'.join(self.keys)}; got {external_id!r}")
+        return dict(zip(self.keys, parts, strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +157,7 @@ def parse_catalog(raw: dict[str, Any]) -> Catalog:
         where = f"sap catalog: streams.{name}"
         try:
             service, entity_set = str(spec["service"]), str(spec["entity_set"])
-            record_type, key = spec["record_type"], str(spec["key"])
+            record_type, raw_key = spec["record_type"], spec["key"]
             changed = _cursor(f"{where}.changed", spec["changed"])
         except KeyError as exc:
             raise ConfigError(f"{where}: missing {exc.args[0]!r}") from None
@@ -139,21 +172,28 @@ def parse_catalog(raw: dict[str, Any]) -> Catalog:
             _check_expand(name, path, entity_set, entities)
         fields = entities[entity_set].fields
         created = _cursor(f"{where}.created", spec["created"]) if "created" in spec else None
-        for cursor in (changed, created):
+        also = tuple(_cursor(f"{where}.also_changed", c) for c in spec.get("also_changed", []))
+        for cursor in (changed, created, *also):
             for fname in (cursor.field, cursor.time_field) if cursor else ():
                 if fname is not None and fname not in fields:
                     raise ConfigError(f"{where}: cursor field {fname!r} is not a field of {entity_set}")
+        keys = (raw_key,) if isinstance(raw_key, str) else tuple(str(k) for k in raw_key)
+        if not keys or any(k not in fields for k in keys):
+            raise ConfigError(f"{where}: key {raw_key!r} must name fields of {entity_set}")
         streams[name] = StreamDef(
             name=name,
             service=service,
             entity_set=entity_set,
             record_type=record_type,
-            key=key,
+            keys=keys,
             changed=changed,
             created=created,
             day_granular=spec.get("granularity") == "day" or changed.kind == "date",
             expand=expand,
             select=bool(spec.get("select", True)),
+            scope=str(spec["scope"]) if "scope" in spec else None,
+            open_filter=str(spec["open_filter"]) if "open_filter" in spec else None,
+            also_changed=also,
         )
     return Catalog(services=services, entities=entities, streams=streams)
 

@@ -23,11 +23,11 @@ Every mapped time is aware UTC; money is ``Decimal``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, date, datetime, tzinfo
 from decimal import Decimal
 from typing import Any, Literal
 
-from connector.adapters.sap.catalog import StreamDef
+from connector.adapters.sap.catalog import Cursor, StreamDef
 from connector.adapters.sap.odata import Entity
 from connector.adapters.sap.values import combine, jsonable
 from connector.erp.records import Address, Contact, DocType, DocumentRecord, PartyRecord
@@ -35,6 +35,9 @@ from connector.erp.records import Address, Contact, DocType, DocumentRecord, Par
 _SD_STATUS = {"A": "open", "B": "in_process", "C": "completed"}
 _CLEARING = {"A": "open", "B": "partially_cleared", "C": "cleared"}
 _CREDIT_MEMO_CATEGORIES = frozenset({"O", "6"})  # SD document category: credit memo / credit memo list
+
+
+BILLING_BALANCE_UNAVAILABLE = "SAP billing documents carry no open amount (the OpenItem stream does)"
 
 
 class MappingError(ValueError):
@@ -51,20 +54,28 @@ class MappingRules:
 
 
 def modified_at(entity: Entity, stream: StreamDef, zone: tzinfo = UTC) -> datetime | None:
-    """The source modification time: the change stamp, else (never changed) the creation stamp.
+    """The source modification time: the change stamp, else (never changed) the creation stamp,
+    and the latest of that and the stream's further stamps (an item's clearing date).
 
     Date (+ time) stamps are SAP local time in ``zone``; timestamps are UTC already.
     """
-    for cursor in (stream.changed, stream.created):
-        if cursor is None:
-            continue
-        value = entity.get(cursor.field)
-        if cursor.kind == "datetime":
-            if isinstance(value, datetime):
-                return value
-        elif value is not None:
-            return combine(value, entity.get(cursor.time_field) if cursor.time_field else None, zone)
-    return None
+    found = next(
+        (s for s in (_stamp(entity, c, zone) for c in (stream.changed, stream.created) if c) if s), None
+    )
+    for cursor in stream.also_changed:
+        extra = _stamp(entity, cursor, zone)
+        if extra is not None and (found is None or extra > found):
+            found = extra
+    return found
+
+
+def _stamp(entity: Entity, cursor: Cursor, zone: tzinfo) -> datetime | None:
+    value = entity.get(cursor.field)
+    if cursor.kind == "datetime":
+        return value if isinstance(value, datetime) else None
+    if value is None:
+        return None
+    return combine(value, entity.get(cursor.time_field) if cursor.time_field else None, zone)
 
 
 def _text(value: Any) -> str | None:
@@ -332,6 +343,8 @@ def map_billing_document(bd: Entity, stream: StreamDef, rules: MappingRules) -> 
         "payment_terms": _text(bd.get("CustomerPaymentTerms")),
         "posting_status": _text(bd.get("AccountingPostingStatus")),
         "cancelled_document": _text(bd.get("CancelledBillingDocument")),
+        # why ``balance`` is None: the context says so instead of "nothing open"
+        "balance_unavailable": BILLING_BALANCE_UNAVAILABLE,
     }
     return DocumentRecord(
         tenant=rules.tenant,
@@ -350,3 +363,82 @@ def map_billing_document(bd: Entity, stream: StreamDef, rules: MappingRules) -> 
         source_modified_at=modified_at(bd, stream, rules.time_zone),
         raw=jsonable(bd),
     )
+
+
+_ACCOUNT_KINDS: dict[str, Literal["customer", "vendor"]] = {"D": "customer", "K": "vendor"}
+
+
+def map_open_item(item: Entity, stream: StreamDef, rules: MappingRules) -> DocumentRecord:
+    """An FI line item of a customer (``D``) or supplier (``K``) account: the open amount SAP's
+    billing documents lack.
+
+    ``balance`` is what is open from the party's side: receivable positive for a customer (its
+    payments and credit memos are credit items, negative), payable positive for a supplier (its
+    invoices are credit items, which SAP signs negative), 0 once cleared. ``amount`` is the item's
+    amount on the same side. ``number`` is the billing document the item belongs to, else the
+    accounting document; SAP's own signed amounts and FI keys are kept in ``extra``.
+    """
+    key = stream.key_of(item)
+    if key is None:
+        raise MappingError(f"accounting item without its key ({', '.join(stream.keys)})")
+    account = _text(item.get("FinancialAccountType"))
+    kind = _ACCOUNT_KINDS.get(account or "")
+    if kind is None:
+        raise MappingError(f"accounting item {key} is on account type {account!r}, not D or K")
+    party_field = "Customer" if kind == "customer" else "Supplier"
+    party = _text(item.get(party_field))
+    if party is None:
+        raise MappingError(f"accounting item {key} on account type {account} names no {party_field}")
+    signed = _money(item.get("AmountInTransactionCurrency"))
+    if signed is None:
+        raise MappingError(f"accounting item {key} has no AmountInTransactionCurrency")
+    amount = signed if kind == "customer" else -signed
+    cleared = bool(item.get("IsCleared"))
+    extra = {
+        "company_code": _text(item.get("CompanyCode")),
+        "fiscal_year": _text(item.get("FiscalYear")),
+        "accounting_document": _text(item.get("AccountingDocument")),
+        "accounting_document_item": _text(item.get("AccountingDocumentItem")),
+        "accounting_document_type": _text(item.get("AccountingDocumentType")),
+        "debit_credit": _text(item.get("DebitCreditCode")),
+        "billing_document": _text(item.get("BillingDocument")),
+        "sales_document": _text(item.get("SalesDocument")),
+        "invoice_reference": _text(item.get("InvoiceReference")),
+        "posting_date": _iso(item.get("PostingDate")),
+        "clearing_date": _iso(item.get("ClearingDate")),
+        "clearing_document": _text(item.get("ClearingAccountingDocument")),
+        "payment_terms": _text(item.get("PaymentTerms")),
+        "payment_block": _text(item.get("PaymentBlockingReason")),
+        "dunning_level": _text(item.get("DunningLevel")),
+        "last_dunning_date": _iso(item.get("LastDunningDate")),
+        "sap_amount": str(signed),
+        "company_code_amount": _decimal_text(item.get("AmountInCompanyCodeCurrency")),
+        "company_code_currency": _text(item.get("CompanyCodeCurrency")),
+    }
+    return DocumentRecord(
+        tenant=rules.tenant,
+        doc_type="open_item",
+        external_id=key,
+        number=_text(item.get("BillingDocument")) or _text(item.get("AccountingDocument")) or key,
+        party_kind=kind,
+        party_external_id=party,
+        status="cleared" if cleared else "open",
+        currency=_text(item.get("TransactionCurrency")),
+        amount=amount,
+        balance=Decimal(0) if cleared else amount,
+        doc_date=item.get("DocumentDate") or item.get("PostingDate"),
+        due_date=item.get("NetDueDate"),
+        customer_ref=_text(item.get("DocumentReferenceID")),
+        is_open=not cleared,
+        extra={k: v for k, v in extra.items() if v is not None},
+        source_modified_at=modified_at(item, stream, rules.time_zone),
+        raw=jsonable(item),
+    )
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if isinstance(value, (date, datetime)) else None
+
+
+def _decimal_text(value: Any) -> str | None:
+    return str(value) if isinstance(value, Decimal) else None

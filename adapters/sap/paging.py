@@ -27,19 +27,19 @@ from connector.errors import ERPProtocolError
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """One collection read: absolute URL, query options, the key that fingerprints a page."""
+    """One collection read: absolute URL, query options, the key fields that fingerprint a page."""
 
     url: str
     params: dict[str, str]
-    key_field: str
+    key_fields: tuple[str, ...]
     count: bool = False  # ask for $inlinecount / $count on the first request
 
 
-def _fingerprint(page: CollectionPage, key_field: str) -> str:
+def _fingerprint(page: CollectionPage, key_fields: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
     for row in page.rows:
-        key = row.get(key_field) if isinstance(row, dict) else None
-        digest.update(repr(key if key is not None else row).encode())
+        key = tuple(row.get(k) for k in key_fields) if isinstance(row, dict) else (None,)
+        digest.update(repr(key if any(part is not None for part in key) else row).encode())
         digest.update(b"\x00")
     return digest.hexdigest()
 
@@ -84,7 +84,7 @@ class PageWalker:
 
     def _fetch(self, url: str, params: dict[str, str] | None, *, where: str) -> CollectionPage:
         page = parse_collection(self.client.get_json(url, params), self.version)
-        fingerprint = _fingerprint(page, self.query.key_field) if page.rows else None
+        fingerprint = _fingerprint(page, self.query.key_fields) if page.rows else None
         if fingerprint is not None and self._seen_pages.repeat_of(fingerprint, where) is not None:
             raise ERPProtocolError(
                 f"SAP returned the same page twice for {safe_url(url)} ({where}, {len(page.rows)} rows "

@@ -60,10 +60,25 @@ def delta_filter(stream: StreamDef, since: datetime, version: ODataVersion, zone
     Day-granular fields compare whole days of SAP's local calendar (``zone``), so the boundary day is
     read again; a never-changed record (null change date) is caught by its creation date.
     """
-    terms = [_since_term(stream.changed, since, version, zone)]
-    if stream.created is not None:
-        terms.append(_since_term(stream.created, since, version, zone))
+    terms = [_since_term(cursor, since, version, zone) for cursor in stream.cursors]
     return terms[0] if len(terms) == 1 else "(" + " or ".join(terms) + ")"
+
+
+def read_filter(
+    stream: StreamDef, since: datetime | None, version: ODataVersion, zone: tzinfo = UTC
+) -> str | None:
+    """The ``$filter`` of a read: the stream's scope, and the delta terms (``since`` given) or,
+    for a full read, the stream's open filter; None when there is nothing to filter on."""
+    window = delta_filter(stream, since, version, zone) if since is not None else stream.open_filter
+    return all_of(stream.scope, window)
+
+
+def all_of(*terms: str | None) -> str | None:
+    """The conjunction of the given ``$filter`` terms (each parenthesised when there are several)."""
+    present = [t for t in terms if t]
+    if len(present) <= 1:
+        return present[0] if present else None
+    return " and ".join(f"({t})" for t in present)
 
 
 def select_fields(stream: StreamDef, catalog: Catalog, version: ODataVersion) -> str:

@@ -133,9 +133,13 @@ def erp_items(
 
 def _balance_item(source: str, kind: str, totals: Sequence[KindTotal], erp: str | None) -> Candidate:
     """Open receivables of a customer (invoices less credit memos) or payables of a vendor (bills),
-    over every open document; documents the ERP gives no balance for are said to be so."""
+    over every open document; documents the ERP gives no balance for are said to be so. SAP's open
+    items (``open_item``) carry their balance signed from the party's side (credits negative), so
+    they add up as they are."""
     what, types = (
-        ("payables", ("ap_bill",)) if kind == "vendor" else ("receivables", ("ar_invoice", "credit_memo"))
+        ("payables", ("ap_bill", "open_item"))
+        if kind == "vendor"
+        else ("receivables", ("ar_invoice", "credit_memo", "open_item"))
     )
     late_word = ("bill", "bills") if kind == "vendor" else ("invoice", "invoices")
     relevant = [t for t in totals if t.doc_type in types]

@@ -23,7 +23,7 @@ from connector.db.models import Document
 
 document_t: sa.Table = Document.__table__  # type: ignore[attr-defined]
 
-PAYABLE_TYPES = frozenset({"ar_invoice", "ap_bill"})
+PAYABLE_TYPES = frozenset({"ar_invoice", "ap_bill", "open_item"})  # open_item: SAP's FI items
 MAX_NAMED_DOCUMENTS = 20  # documents a query can bring in ahead of the ranking
 _AMBIGUOUS = 3  # an amount or date that matches more documents than this identifies none
 _LIKE_ROWS = 500
@@ -45,12 +45,14 @@ class OpenDocument:
     is_open: bool = True
 
     def overdue_days(self, today: date) -> int:
-        """Days past due for open invoices and bills; orders and credit memos are never overdue."""
+        """Days past due for open invoices and bills; orders, credit memos and credit items (a
+        payment or credit on account, balance at or below zero) are never overdue."""
         if (
             not self.is_open
             or self.doc_type not in PAYABLE_TYPES
             or not self.due_date
             or self.due_date >= today
+            or (self.balance is not None and self.balance <= 0)
         ):
             return 0
         return (today - self.due_date).days
@@ -86,7 +88,12 @@ _COLUMNS = (
     document_t.c.currency, document_t.c.amount, document_t.c.balance, document_t.c.doc_date,
     document_t.c.due_date, document_t.c.description, document_t.c.customer_ref, document_t.c.is_open,
 )  # fmt: skip
-_IS_OVERDUE = sa.and_(document_t.c.doc_type.in_(sorted(PAYABLE_TYPES)), document_t.c.due_date < _TODAY)
+# A credit item (a payment or credit on account, balance at or below zero) is never overdue.
+_IS_OVERDUE = sa.and_(
+    document_t.c.doc_type.in_(sorted(PAYABLE_TYPES)),
+    document_t.c.due_date < _TODAY,
+    sa.or_(document_t.c.balance.is_(None), money_micro(document_t.c.balance) > 0),
+)
 _HAS_BALANCE = document_t.c.balance.is_not(None)
 
 _TOTALS = (

@@ -21,6 +21,7 @@ DOC_KINDS: dict[str, tuple[str, str]] = {
     "credit_memo": ("credit memo", "credit memos"),
     "sales_order": ("sales order", "sales orders"),
     "ap_bill": ("AP bill", "AP bills"),
+    "open_item": ("open item", "open items"),
 }
 # What a document's two dates mean, per kind: (doc_date label, due_date label).
 DOC_DATES: dict[str, tuple[str, str]] = {
@@ -28,6 +29,7 @@ DOC_DATES: dict[str, tuple[str, str]] = {
     "ap_bill": ("dated", "due"),
     "credit_memo": ("dated", "applies by"),
     "sales_order": ("ordered", "requested"),
+    "open_item": ("dated", "due"),
 }
 
 

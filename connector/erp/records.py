@@ -18,7 +18,8 @@ from typing import Any, Literal
 import orjson
 
 PartyKind = Literal["customer", "vendor"]
-DocType = Literal["ar_invoice", "ap_bill", "sales_order", "credit_memo"]
+# "open_item": an FI line item of a customer or supplier account (SAP), the carrier of open amounts
+DocType = Literal["ar_invoice", "ap_bill", "sales_order", "credit_memo", "open_item"]
 
 
 def _require_aware(name: str, value: datetime | None) -> None:

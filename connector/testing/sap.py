@@ -3,7 +3,8 @@
 ``FakeSAP.handle(request) -> httpx.Response`` is the whole server: use it as a respx side effect,
 through ``httpx.MockTransport(fake.handle)``, or over real HTTP with ``connector.testing.server``.
 It serves ``API_BUSINESS_PARTNER`` (``A_BusinessPartner`` and its addresses, customer and supplier
-roles with company-code and sales-area data), ``API_SALES_ORDER_SRV`` and ``API_BILLING_DOCUMENT_SRV``
+roles with company-code and sales-area data), ``API_SALES_ORDER_SRV``, ``API_BILLING_DOCUMENT_SRV``
+and ``API_OPLACCTGDOCITEMCUBE_SRV`` (open customer and supplier items, see ``sap_items``)
 with ``$filter``, ``$select``, ``$expand``, ``$orderby``, ``$top``/``$skip``, server-side paging
 (``__next`` / ``@odata.nextLink`` with ``$skiptoken``), ``$inlinecount``/``$count``, ``/$count``,
 single entities by key, ``sap-client``, basic / OAuth client-credentials / API-key auth, and SAP's
@@ -24,7 +25,8 @@ import threading
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any, TypeVar, cast
 
 import httpx
@@ -36,6 +38,7 @@ from connector.testing.sap_auth import TOKEN_PATH, AuthMode, Gate
 from connector.testing.sap_data import DataSpec, Row, generate, stamp
 from connector.testing.sap_faults import Fault, FaultKind, FaultQueue
 from connector.testing.sap_filter import FilterError
+from connector.testing.sap_items import ItemPoster, post_all
 from connector.testing.sap_model import ENTITY_SETS, SERVICE_PATHS, EntitySet, RowIndex
 from connector.testing.sap_query import (
     ExpandTree,
@@ -104,6 +107,8 @@ class FakeSAP:
             time_zone=time_zone,
         )
         self.data, self._generator = generate(self.spec)
+        self._items = ItemPoster(self.data, seed, self._generator.zone, self.spec.now)
+        post_all(self.data, self._items)
         if len(self.data.partners) + len(self.data.sales_orders) > _FREEZE_ABOVE:
             gc.freeze()  # keep the big, acyclic data out of every later GC pass (pages stay fast)
         self.index = RowIndex(self.data)
@@ -283,8 +288,50 @@ class FakeSAP:
         number = self._generator.billing_document(
             order, created=created or self.clock.now(), overrides=fields
         )
+        self._items.for_billing_document(self.data.billing_documents[number])
         self.index.changed()
         return number
+
+    @_locked
+    def add_open_item(
+        self,
+        party: str,
+        amount: Decimal,
+        *,
+        currency: str = "EUR",
+        posted: date | None = None,
+        due: date | None = None,
+        supplier: bool = False,
+        billing_document: str = "",
+        doc_type: str | None = None,
+    ) -> str:
+        """Post an item on a customer's (or supplier's) account; ``amount`` is SAP-signed (a
+        customer invoice positive, a payment or a vendor invoice negative). Returns its key."""
+        key = self._items.post(
+            kind="K" if supplier else "D",
+            party=party,
+            amount=amount,
+            currency=currency,
+            posted=posted or self.clock.now().astimezone(self._generator.zone).date(),
+            due=due,
+            doc_type=doc_type or ("KR" if supplier else "RV" if amount >= 0 else "DZ"),
+            billing_document=billing_document,
+            reference=billing_document,
+        )
+        self.index.changed()
+        return key
+
+    @_locked
+    def clear_item(self, key: str, *, at: datetime) -> None:
+        """Clear an item (a payment arrived): ``IsCleared``, ``ClearingDate`` (SAP's local day of
+        ``at``) and a clearing document are set; ``LastChangeDate`` is left as it was."""
+        self._items.clear(key, at.astimezone(self._generator.zone).date())
+        self.index.changed()
+
+    def open_items_of(self, party: str, *, supplier: bool = False) -> list[Row]:
+        """The party's items that are not cleared (for expectations in tests)."""
+        field = "Supplier" if supplier else "Customer"
+        return [r for r in self.data.open_items.values() if r[field] == party and not r["IsCleared"]]
 
     def _table(self, entity_set: str) -> dict[str, Row]:
         tables = {
@@ -293,6 +340,7 @@ class FakeSAP:
             "A_Supplier": self.data.suppliers,
             "A_SalesOrder": self.data.sales_orders,
             "A_BillingDocument": self.data.billing_documents,
+            "A_OperationalAcctgDocItemCube": self.data.open_items,
         }
         if entity_set not in tables:
             raise ValueError(f"no helper for {entity_set}; use one of {', '.join(tables)}")
@@ -315,6 +363,8 @@ class FakeSAP:
     def _stamp(self, entity_set: str, row: Row, at: datetime, touch_partner: bool) -> None:
         if entity_set == "A_BusinessPartner":
             row["LastChangeDate"], row["LastChangeTime"] = stamp(at, self._generator.zone)
+        elif entity_set == "A_OperationalAcctgDocItemCube":
+            row["LastChangeDate"] = at.astimezone(self._generator.zone).date()
         elif entity_set in ("A_SalesOrder", "A_BillingDocument"):
             row["LastChangeDateTime"] = at.astimezone(UTC)
             row["LastChangeDate"] = at.astimezone(self._generator.zone).date()

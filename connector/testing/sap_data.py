@@ -64,6 +64,7 @@ class SAPData:
     supplier_companies: dict[str, list[Row]] = field(default_factory=dict)  # by Supplier
     sales_orders: dict[str, Row] = field(default_factory=dict)
     billing_documents: dict[str, Row] = field(default_factory=dict)
+    open_items: dict[str, Row] = field(default_factory=dict)  # by "CompanyCode/FiscalYear/Document/Item"
     next_partner: int = 10_000_000
     next_address: int = 100_000
     next_sales_order: int = 10_000_000

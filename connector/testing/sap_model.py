@@ -18,12 +18,16 @@ SERVICE_PATHS: dict[Literal["v2", "v4"], dict[str, str]] = {
         "API_BUSINESS_PARTNER": "/sap/opu/odata/sap/API_BUSINESS_PARTNER",
         "API_SALES_ORDER_SRV": "/sap/opu/odata/sap/API_SALES_ORDER_SRV",
         "API_BILLING_DOCUMENT_SRV": "/sap/opu/odata/sap/API_BILLING_DOCUMENT_SRV",
+        "API_OPLACCTGDOCITEMCUBE_SRV": "/sap/opu/odata/sap/API_OPLACCTGDOCITEMCUBE_SRV",
     },
     "v4": {
         "API_BUSINESS_PARTNER": "/sap/opu/odata4/sap/api_business_partner/srvd_a2x/sap/businesspartner/0001",
         "API_SALES_ORDER_SRV": "/sap/opu/odata4/sap/api_salesorder/srvd_a2x/sap/salesorder/0001",
         "API_BILLING_DOCUMENT_SRV": (
             "/sap/opu/odata4/sap/api_billingdocument/srvd_a2x/sap/billingdocument/0001"
+        ),
+        "API_OPLACCTGDOCITEMCUBE_SRV": (
+            "/sap/opu/odata4/sap/api_oplacctgdocitemcube/srvd_a2x/sap/oplacctgdocitemcube/0001"
         ),
     },
 }
@@ -173,6 +177,13 @@ ENTITY_SETS: dict[str, EntitySet] = {
             "API_BILLING_DOCUMENT_SRV",
             ("BillingDocument",),
             lambda d: list(d.billing_documents.values()),
+            {},
+        ),
+        EntitySet(
+            "A_OperationalAcctgDocItemCube",
+            "API_OPLACCTGDOCITEMCUBE_SRV",
+            ("CompanyCode", "FiscalYear", "AccountingDocument", "AccountingDocumentItem"),
+            lambda d: list(d.open_items.values()),
             {},
         ),
     )
