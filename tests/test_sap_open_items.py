@@ -88,10 +88,12 @@ def customer_with_items(fake: FakeSAP) -> str:
 
 
 def receivables_line(engine: Engine, clock: FrozenClock, fake: FakeSAP, customer: str) -> str:
+    """The header's open total, e.g. ``- open receivables: 1,250.75 EUR`` (before "across")."""
     settings = Settings(tenants=[fake.tenant_settings(name=TENANT)])
     memory = Memory(settings, clock=clock, engine=engine, llm=None)
     text = memory.build_context(customer, "what is open?", tenant=TENANT).text
-    return next(line for line in text.splitlines() if "open receivables" in line)
+    line = next(line for line in text.splitlines() if "open receivables" in line)
+    return line.split(" across ")[0]
 
 
 def test_open_items_make_the_totals_and_a_cleared_item_leaves_them(engine: Engine, served: FakeSAP) -> None:
