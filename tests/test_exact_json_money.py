@@ -17,7 +17,6 @@ from connector.db.upsert import party_t
 from connector.erp.records import DocumentRecord, PartyRecord
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
-from connector.sync.runner import SyncRunner
 from connector.testing import FakeAcumatica
 from connector.testing.sap import FakeSAP
 from connector.testing.server import serve
@@ -80,7 +79,7 @@ def test_the_stored_raw_record_keeps_the_exact_number(engine: Engine) -> None:
         transport = httpx.MockTransport(fake.handle)
         return AcumaticaAdapter(t, sync=settings.sync, clock=clock, transport=transport)
 
-    assert SyncRunner(memory, adapter_factory=factory).run().ok
+    assert memory.sync_runner(adapter_factory=factory).run().ok
     with engine.connect() as conn:
         row = conn.execute(
             sa.select(party_t.c.credit_limit, party_t.c.raw).where(party_t.c.external_id == key)

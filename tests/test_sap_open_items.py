@@ -20,7 +20,6 @@ from connector.erp.records import DocumentRecord
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.result import SyncReport
-from connector.sync.runner import SyncRunner
 from connector.testing.sap import FakeSAP
 from connector.testing.sap_items import item_key
 from connector.testing.server import serve
@@ -49,7 +48,7 @@ def sync(engine: Engine, fake: FakeSAP, clock: FrozenClock, *, full: bool = Fals
     def factory(t: TenantSettings) -> SAPAdapter:
         return SAPAdapter(t, sync=settings.sync, clock=clock)
 
-    report = SyncRunner(memory, adapter_factory=factory).run(full=full)
+    report = memory.sync_runner(adapter_factory=factory).run(full=full)
     assert report.ok, [r.error for r in report.results]
     return report
 
@@ -170,13 +169,13 @@ def test_the_key_scan_drops_an_item_cleared_before_the_watermark(sqlite_engine: 
     def factory(t: TenantSettings) -> SAPAdapter:
         return SAPAdapter(t, sync=settings.sync, clock=clock, transport=fake.transport())
 
-    assert SyncRunner(memory, adapter_factory=factory).run().ok
+    assert memory.sync_runner(adapter_factory=factory).run().ok
     customer = customer_with_items(fake)
     item = fake.open_items_of(customer)[0]
     key = item_key(item)
     fake.clear_item(key, at=ERP_NOW - timedelta(days=30))  # posted late: the delta cannot see it
     clock.advance(timedelta(hours=1))
-    assert SyncRunner(memory, adapter_factory=factory).run(full=True).ok
+    assert memory.sync_runner(adapter_factory=factory).run(full=True).ok
     with sqlite_engine.connect() as conn:
         gone = conn.execute(
             sa.select(document_t.c.deleted_at).where(document_t.c.external_id == key)
