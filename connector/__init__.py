@@ -28,6 +28,7 @@ from connector.errors import (
 from connector.settings import Settings, load_settings
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from connector.context import ContextResult
@@ -118,14 +119,38 @@ async def abuild_context(
     )
 
 
-def record_case(customer_id: str, request: str, resolution: str, **kw: Any) -> RecordedCase:
+def record_case(
+    customer_id: str,
+    request: str,
+    resolution: str,
+    *,
+    tenant: str | None = None,
+    case_id: str | None = None,
+    case_type: str | None = None,
+    occurred_at: datetime | None = None,
+    documents: Sequence[str] = (),
+    pii: bool = False,
+    transcript: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> RecordedCase:
     """Record a resolved case's factual outcome in episodic memory (see ``Memory.record_case``)."""
-    return _memory().record_case(customer_id, request, resolution, **kw)
+    return _memory().record_case(
+        customer_id, request, resolution, tenant=tenant, case_id=case_id, case_type=case_type,
+        occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript, metadata=metadata,
+    )  # fmt: skip
 
 
-def recall_cases(customer_id: str, query: str, k: int = 3, **kw: Any) -> list[CaseHit]:
+def recall_cases(
+    customer_id: str,
+    query: str,
+    k: int = 3,
+    *,
+    tenant: str | None = None,
+    case_type: str | None = None,
+    as_of: datetime | None = None,
+) -> list[CaseHit]:
     """This customer's past cases most similar to ``query``: scope first, similarity second."""
-    return _memory().recall_cases(customer_id, query, k=k, **kw)
+    return _memory().recall_cases(customer_id, query, k, tenant=tenant, case_type=case_type, as_of=as_of)
 
 
 def forget(customer_id: str, *, tenant: str | None = None) -> dict[str, int]:

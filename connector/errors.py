@@ -7,11 +7,13 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     ├── StoreError                  the relational store or Chroma failed or is unreachable
     │   └── EmbeddingModelMismatch  an index was built with another embedding model / dimension
     ├── ScopeError                  a blank/missing customer id or a scope that cannot be honoured
+    │   └── NotServedError          a tenant or tool this MCP server does not serve (mcp_server.guard)
     ├── UnknownCustomerError        the customer is not in semantic memory (carries close matches)
     ├── ErasedCustomerError         a write for a customer erased by ``forget`` (until the erasure is lifted)
     ├── InvalidTurnError            a turn or pin that cannot be stored (connector.working.models)
     ├── UnknownSessionError         no such working-memory session (connector.working.models)
     ├── FactError                   a learned fact that cannot be stored (connector.facts.models)
+    ├── InvalidCaseError            a case or recall argument that cannot be used (connector.episodic.models)
     ├── ContextInputError           a build_context argument that cannot be used (connector.context.query)
     ├── UnknownDocumentError        lookup_document found no single document (connector.context.lookup)
     ├── ERPError                    anything an ERP adapter raises
@@ -19,15 +21,26 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     │   ├── ERPRateLimited          429 or "API Login Limit" (retriable later; carries retry_after)
     │   ├── ERPServerError          5xx that is not a business error (retriable)
     │   ├── ERPAuthError            bad credentials or no rights (fatal, never retried)
+    │   │   └── SessionExpired      401: the session or token expired; logged in again once
+    │   │                           (connector.adapters.http)
     │   ├── ERPNotFound             the record does not exist
     │   ├── ERPRequestError         any other 4xx / business error (fatal)
-    │   └── ERPProtocolError        a response that breaks the API contract (malformed page,
-    │                               repeated page, foreign next link)
+    │   ├── ERPProtocolError        a response that breaks the API contract (malformed page,
+    │   │   │                       repeated page, foreign next link)
+    │   │   └── MalformedResponse   a 2xx body that is not the JSON it should be (retried;
+    │   │                           connector.adapters.http)
+    │   └── ERPRecordError          one ERP record that cannot become a canonical record: the sync
+    │       │                       skips it and reports it
+    │       ├── FieldError          an Acumatica field of the wrong type (connector.adapters.acumatica.values)
+    │       ├── MalformedValue      an SAP value that breaks its OData type (connector.adapters.sap.values)
+    │       └── MappingError        an SAP entity without its key or party (connector.adapters.sap.mapping)
     ├── SyncError                   a sync run failed (names tenant, stream and page)
     │   ├── AlreadyRunning          another run holds the (tenant, stream) lock
     │   └── LockLost                the run's lock was lost mid-run (its connection ended); it stopped
     └── LLMError                    the LLM endpoint failed or returned unusable output
 
+Every exception class the package defines is in this tree (a test reads it from here), except the
+fake ERPs' own in ``connector.testing``: those are servers, and their errors become HTTP responses.
 Messages say what was expected, what came and what to do. No message ever contains a password,
 token, cookie or API key: secrets live in ``SecretStr`` and are never formatted.
 """
@@ -141,6 +154,10 @@ class ERPRequestError(ERPError):
 
 class ERPProtocolError(ERPError):
     """A response that breaks the API contract: malformed JSON, a repeated page, a foreign link."""
+
+
+class ERPRecordError(ERPError, ValueError):
+    """One ERP record that cannot become a canonical record; the sync skips it and reports why."""
 
 
 class SyncError(ConnectorError):

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from connector.clock import FrozenClock
+from connector.episodic.models import InvalidCaseError
 from connector.memory import Memory
 
 DAY = timedelta(days=1)
@@ -61,7 +62,7 @@ def test_a_document_number_finds_the_case_that_names_it_first(memory: Memory) ->
 def test_k_limits_the_hits(memory: Memory) -> None:
     seed(memory)
     assert len(memory.recall_cases("ABARTENDE", "invoice problem", k=1)) == 1
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(InvalidCaseError, match="k must be"):
         memory.recall_cases("ABARTENDE", "invoice problem", k=0)
 
 
@@ -90,7 +91,7 @@ def test_a_customer_without_history_recalls_nothing(memory: Memory) -> None:
 
 
 def test_a_blank_query_is_refused(memory: Memory) -> None:
-    with pytest.raises(ValueError, match="query"):
+    with pytest.raises(InvalidCaseError, match="query"):
         memory.recall_cases("ABARTENDE", "  ")
 
 

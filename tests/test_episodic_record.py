@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from pydantic import SecretStr
 
 from connector.episodic.tables import CASES, ENTRIES
-from connector.errors import ScopeError
+from connector.errors import ConnectorError, ScopeError
 from connector.llm import LLMClient
 from connector.memory import Memory
 from connector.settings import LLMSettings
@@ -128,13 +128,14 @@ def test_metadata_cannot_change_the_scope_of_a_write(memory: Memory) -> None:
         ({"documents": "INV-1"}, "sequence of document numbers"),
         ({"metadata": {"x": object()}}, "JSON"),
         ({"case_id": "  "}, "case_id"),
+        ({"documents": ["INV-1", 42]}, "document numbers must be strings"),
     ],
 )
 def test_bad_input_is_a_clear_error_and_stores_nothing(
     memory: Memory, kwargs: dict[str, object], message: str
 ) -> None:
     args = {"request": REQUEST, "resolution": RESOLUTION, **kwargs}
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ConnectorError, match=message):  # InvalidCaseError, or ScopeError for the case id
         memory.record_case("ABARTENDE", **args)  # type: ignore[arg-type]
     assert count(memory, ENTRIES) == 0 and count(memory, CASES) == 0
 

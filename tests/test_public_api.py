@@ -1,34 +1,43 @@
-"""The public API is small and deliberate: these names and no others."""
+"""The public API is small and deliberate: these names and no others, each the object its home defines."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+
 import connector
+
+# Each exported name and the module that defines it: ``connector.X`` must be that very object.
+ERRORS = (
+    "AlreadyRunning", "ConfigError", "ConnectorError", "ERPAuthError", "ERPError", "ERPNotFound",
+    "ERPProtocolError", "ERPRateLimited", "EmbeddingModelMismatch", "LLMError", "ScopeError",
+    "StoreError", "SyncError", "UnknownCustomerError",
+)  # fmt: skip
+FUNCTIONS = ("abuild_context", "build_context", "forget", "recall_cases", "record_case")
+HOMES = {
+    **dict.fromkeys(ERRORS, "connector.errors"),
+    **dict.fromkeys(FUNCTIONS, "connector"),
+    "Memory": "connector.memory",
+    "Settings": "connector.settings",
+    "load_settings": "connector.settings",
+}
 
 
 def test_exported_names_are_the_intended_ones() -> None:
-    assert set(connector.__all__) == {
-        "AlreadyRunning", "ConfigError", "ConnectorError", "ERPAuthError", "ERPError", "ERPNotFound",
-        "ERPProtocolError", "ERPRateLimited", "EmbeddingModelMismatch", "LLMError", "Memory", "ScopeError",
-        "Settings", "StoreError", "SyncError", "UnknownCustomerError", "abuild_context", "build_context",
-        "forget", "load_settings", "recall_cases", "record_case",
-    }  # fmt: skip
-    for name in connector.__all__:
-        assert getattr(connector, name) is not None
+    assert set(connector.__all__) == set(HOMES)
 
 
-def test_every_library_error_derives_from_connector_error() -> None:
-    from connector.context.lookup import UnknownDocumentError
-    from connector.context.query import ContextInputError
-    from connector.facts.models import FactError
-    from connector.working.models import InvalidTurnError, UnknownSessionError
+def test_each_exported_name_is_the_object_its_home_defines() -> None:
+    for name, home in HOMES.items():
+        exported = getattr(connector, name)
+        assert exported is getattr(importlib.import_module(home), name), name
+        assert exported.__module__ == home, f"{name} is defined in {exported.__module__}, not {home}"
 
-    for error in (
-        ContextInputError,
-        UnknownDocumentError,
-        FactError,
-        InvalidTurnError,
-        UnknownSessionError,
-        connector.ERPNotFound,
-    ):
-        assert issubclass(error, connector.ConnectorError)
-        assert error.__name__ in (connector.errors.__doc__ or "")
+
+def test_the_module_functions_take_the_same_arguments_as_the_memory_methods() -> None:
+    from connector.memory import Memory
+
+    for name in FUNCTIONS:
+        function = inspect.signature(getattr(connector, name))
+        method = inspect.signature(getattr(Memory, name))
+        assert list(function.parameters) == list(method.parameters)[1:], name

@@ -13,10 +13,12 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from connector.errors import ERPRecordError
+
 _ABSENT: Any = object()
 
 
-class FieldError(ValueError):
+class FieldError(ERPRecordError):
     """A field whose value cannot be read as the type the mapping needs."""
 
     def __init__(self, name: str, expected: str, got: Any) -> None:

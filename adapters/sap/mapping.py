@@ -31,6 +31,7 @@ from connector.adapters.sap.catalog import Cursor, StreamDef
 from connector.adapters.sap.odata import Entity
 from connector.adapters.sap.values import combine, jsonable
 from connector.erp.records import Address, Contact, DocType, DocumentRecord, PartyRecord
+from connector.errors import ERPRecordError
 
 _SD_STATUS = {"A": "open", "B": "in_process", "C": "completed"}
 _CLEARING = {"A": "open", "B": "partially_cleared", "C": "cleared"}
@@ -40,7 +41,7 @@ _CREDIT_MEMO_CATEGORIES = frozenset({"O", "6"})  # SD document category: credit 
 BILLING_BALANCE_UNAVAILABLE = "SAP billing documents carry no open amount (the OpenItem stream does)"
 
 
-class MappingError(ValueError):
+class MappingError(ERPRecordError):
     """An entity that cannot become a canonical record (missing key, missing party...)."""
 
 

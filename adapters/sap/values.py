@@ -17,13 +17,14 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from connector.adapters.sap.catalog import FieldType
+from connector.errors import ERPRecordError
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _V2_DATE = re.compile(r"^/Date\((-?\d+)(?:([+-])(\d{4}))?\)/$")
 _DURATION = re.compile(r"^PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:\.(\d+))?S)?$")
 
 
-class MalformedValue(ValueError):
+class MalformedValue(ERPRecordError):
     """A value that does not match its declared OData type."""
 
 

@@ -7,6 +7,7 @@ from functools import lru_cache
 from string import Template
 
 from connector.context.quote import one_line
+from connector.errors import ConfigError
 from connector.resources import prompt_text
 
 TEMPLATE_FILE = "context.md"
@@ -19,7 +20,9 @@ def context_template(name: str = TEMPLATE_FILE) -> Template:
     wanted = {"party_kind", "customer_id", "tenant", "warnings", "erp_as_of", "summary_label", "turns_label"}
     missing = wanted - set(template.get_identifiers())
     if missing:
-        raise ValueError(f"prompts/{name} lacks placeholders: {', '.join(sorted(missing))}")
+        raise ConfigError(
+            f"prompts/{name} lacks placeholders {', '.join(sorted(missing))}: restore the shipped template"
+        )
     return template
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from connector.episodic.models import InvalidCaseError
+
 _DOC_NUMBER = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,5})[-#]?(\d{3,12})(?![A-Za-z0-9])")
 _PLAIN_NUMBER = re.compile(r"(?<![A-Za-z0-9.,])(\d{5,12})(?![A-Za-z0-9])")
 
@@ -31,7 +33,7 @@ def normalise_documents(documents: Iterable[str]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for raw in documents:
         if not isinstance(raw, str):
-            raise TypeError(f"document numbers must be strings, got {type(raw).__name__}")
+            raise InvalidCaseError(f"document numbers must be strings, got {type(raw).__name__}")
         value = raw.strip()
         if value:
             seen.setdefault(value, None)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from connector.db.models import CrmCase
+from connector.episodic.models import InvalidCaseError
 from connector.erasure import customer_digest
 from connector.errors import ScopeError
 from connector.scope import Scope, require_id
@@ -59,8 +60,8 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> i
             try:
                 scope = Scope.of(tenant, row["customer_external_id"])
                 if not request:
-                    raise ValueError("the case has neither subject nor description")
-            except (ScopeError, ValueError) as exc:
+                    raise InvalidCaseError("the case has neither subject nor description")
+            except (ScopeError, InvalidCaseError) as exc:
                 log.warning("CRM case %s/%s not recorded: %s", tenant, row["external_id"], exc)
                 skipped.add(row["id"])
                 continue

@@ -30,7 +30,14 @@ from connector.episodic import vectors as copies
 from connector.episodic.chroma_index import ChromaIndex
 from connector.episodic.documents import query_doc_keys
 from connector.episodic.fusion import Fused, Fusion, fuse
-from connector.episodic.models import CaseHit, EpisodicStats, RecordedCase, RestoreReport, RetentionReport
+from connector.episodic.models import (
+    CaseHit,
+    EpisodicStats,
+    InvalidCaseError,
+    RecordedCase,
+    RestoreReport,
+    RetentionReport,
+)
 from connector.episodic.ranking import score_threshold
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.writer import CaseWriter, NewCase, validate
@@ -201,9 +208,12 @@ class EpisodicMemory:
         by the fusion of the lexical and dense scores (:mod:`connector.episodic.fusion`)."""
         scope = self._scope(customer_id, tenant)
         if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
+            got = "a blank string" if isinstance(query, str) else type(query).__name__
+            raise InvalidCaseError(
+                f"query must be a non-empty string, got {got}: pass the text to search for"
+            )
         if not 1 <= k <= MAX_K:
-            raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
+            raise InvalidCaseError(f"k must be between 1 and {MAX_K}, got {k}")
         embedder = self.embedder  # resolved here: the worker must not race to create it
         query_vector = QUERY_POOL.get().submit(_embed_one, embedder, query)
         query_keys = query_doc_keys(query)

@@ -6,8 +6,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from connector.errors import ConnectorError
+
 RecordStatus = Literal["created", "updated", "unchanged", "merged"]
 SummaryMode = Literal["llm", "non-llm"]
+
+
+class InvalidCaseError(ConnectorError, ValueError):
+    """A case to record or a recall query that cannot be used; nothing was stored or searched."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from connector.embeddings.base import Vectors
 from connector.episodic import vectors as copies
 from connector.episodic.batch import NEAR_DUPLICATE, BatchView, EntryRow, key_of, known_hashes
 from connector.episodic.documents import extract_doc_keys, keys_for_documents, normalise_documents
-from connector.episodic.models import RecordedCase, RecordStatus
+from connector.episodic.models import InvalidCaseError, RecordedCase, RecordStatus
 from connector.episodic.summary import Summary, embedding_text, summarise
 from connector.episodic.tables import LIVE
 from connector.scope import Scope, require_id
@@ -76,11 +76,11 @@ def _text(value: object, what: str, *, required: bool) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str):
-        raise ValueError(f"{what} must be a string, got {type(value).__name__}")
+        raise InvalidCaseError(f"{what} must be a string, got {type(value).__name__}")
     if required and not value.strip():
-        raise ValueError(f"{what} is empty: a case needs the customer's request")
+        raise InvalidCaseError(f"{what} is empty: a case needs the customer's request")
     if len(value) > MAX_TEXT:
-        raise ValueError(f"{what} is {len(value)} characters; at most {MAX_TEXT} are stored")
+        raise InvalidCaseError(f"{what} is {len(value)} characters; at most {MAX_TEXT} are stored")
     return storable_text(value, nul=REPLACEMENT)  # a NUL or lone surrogate no store can hold
 
 
@@ -97,21 +97,21 @@ def validate(
     transcript: object,
     metadata: Mapping[str, Any] | None,
 ) -> NewCase:
-    """A NewCase, or ValueError/ScopeError saying what is wrong (nothing is stored)."""
+    """A NewCase, or InvalidCaseError/ScopeError saying what is wrong (nothing is stored)."""
     req = _text(request, "request", required=True)
     res = _text(resolution, "resolution", required=False)
     if case_type is not None and (not isinstance(case_type, str) or not case_type.strip()):
-        raise ValueError("case_type must be a non-empty string or None")
+        raise InvalidCaseError("case_type must be a non-empty string or None")
     if occurred_at.tzinfo is None or occurred_at.utcoffset() is None:
-        raise ValueError("occurred_at must be timezone-aware (UTC)")
+        raise InvalidCaseError("occurred_at must be timezone-aware (UTC)")
     if isinstance(documents, str):
-        raise ValueError("documents must be a sequence of document numbers, not one string")
+        raise InvalidCaseError("documents must be a sequence of document numbers, not one string")
     docs = normalise_documents([storable(d, nul="") for d in documents])
     extra = storable(dict(metadata or {}), nul=REPLACEMENT)
     try:
         json.dumps(extra)
     except (TypeError, ValueError):
-        raise ValueError("metadata must be JSON-serialisable (str, number, bool, list, dict)") from None
+        raise InvalidCaseError("metadata must be JSON-serialisable (str, number, bool, list, dict)") from None
     ctype = case_type.strip() if isinstance(case_type, str) else None
     digest = content_hash(ctype, req, res, docs)
     key = require_id(case_id, "case_id") if case_id is not None else f"sha256:{digest[:32]}"

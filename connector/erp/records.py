@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 import orjson
 
+from connector.errors import ERPRecordError
+
 PartyKind = Literal["customer", "vendor"]
 # "open_item": an FI line item of a customer or supplier account (SAP), the carrier of open amounts
 DocType = Literal["ar_invoice", "ap_bill", "sales_order", "credit_memo", "open_item"]
@@ -24,7 +26,7 @@ DocType = Literal["ar_invoice", "ap_bill", "sales_order", "credit_memo", "open_i
 
 def _require_aware(name: str, value: datetime | None) -> None:
     if value is not None and (value.tzinfo is None or value.utcoffset() is None):
-        raise ValueError(f"{name} must be timezone-aware, got a naive datetime")
+        raise ERPRecordError(f"{name} must be timezone-aware, got a naive datetime")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +75,7 @@ class PartyRecord:
 
     def __post_init__(self) -> None:
         if not self.external_id or not self.external_id.strip():
-            raise ValueError("party external_id is empty")
+            raise ERPRecordError("party external_id is empty")
         _require_aware("source_modified_at", self.source_modified_at)
 
     @property
@@ -106,7 +108,7 @@ class DocumentRecord:
 
     def __post_init__(self) -> None:
         if not self.external_id or not self.external_id.strip():
-            raise ValueError("document external_id is empty")
+            raise ERPRecordError("document external_id is empty")
         _require_aware("source_modified_at", self.source_modified_at)
 
     @property
@@ -136,7 +138,7 @@ class CaseRecord:
 
     def __post_init__(self) -> None:
         if not self.external_id or not self.external_id.strip():
-            raise ValueError("case external_id is empty")
+            raise ERPRecordError("case external_id is empty")
         for name in ("reported_at", "closed_at", "source_modified_at"):
             _require_aware(name, getattr(self, name))
 
