@@ -106,6 +106,12 @@ def _clean(attributes: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in attributes.items() if v is not None}
 
 
+def _customer(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The customer id of a ``method(self, customer_id, ...)`` call, as a span attribute."""
+    customer_id = args[1] if len(args) > 1 else kwargs.get("customer_id")
+    return {"connector.customer_id": customer_id if isinstance(customer_id, str) else None}
+
+
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
@@ -115,9 +121,7 @@ def traced_context(build: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @functools.wraps(build)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        customer_id = args[1] if len(args) > 1 else kwargs.get("customer_id")
-        attributes = {
-            "connector.customer_id": customer_id if isinstance(customer_id, str) else None,
+        attributes = _customer(args, kwargs) | {
             "connector.session_id": kwargs.get("session_id"),
             "connector.party_kind": kwargs.get("party_kind", "customer"),
         }
@@ -157,9 +161,7 @@ def traced_recall(recall: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @functools.wraps(recall)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        customer_id = args[1] if len(args) > 1 else kwargs.get("customer_id")
-        attributes = {
-            "connector.customer_id": customer_id if isinstance(customer_id, str) else None,
+        attributes = _customer(args, kwargs) | {
             "connector.tenant": kwargs.get("tenant"),
             "connector.recall.k": kwargs.get("k"),
         }

@@ -12,6 +12,7 @@ import httpx
 import pytest
 import respx
 from pydantic import SecretStr
+from test_llm import completion
 
 from connector.cli import main
 from connector.commands import forget as forget_command
@@ -112,18 +113,7 @@ def test_llm_prompts_are_logged_only_with_verbose_and_the_explicit_setting(
     root_log: io.StringIO, opted_in: bool
 ) -> None:
     respx.post("http://llm.test/v1/chat/completions").mock(
-        return_value=httpx.Response(
-            200,
-            json={
-                "id": "c",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}
-                ],
-            },
-        )
+        return_value=httpx.Response(200, json=completion("ok"))
     )
     logging.getLogger().setLevel(logging.DEBUG)
     install_log_redaction(verbose=True, log_customer_text=opted_in)

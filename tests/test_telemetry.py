@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic import SecretStr
+from test_llm import completion
 from test_sync_faults import Rig, rig_factory
 
 from connector import telemetry
@@ -96,27 +97,13 @@ def test_a_sync_run_is_a_span_per_stream_with_page_children_and_record_metrics(
     assert lag.attributes == {"connector.tenant": "acme", "connector.stream": "Customer"} and lag.value >= 0
 
 
-def llm_reply(text: str) -> httpx.Response:
-    return httpx.Response(
-        200,
-        json={
-            "id": "c",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m-2026",
-            "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
-            ],
-            "usage": {"prompt_tokens": 120, "completion_tokens": 9, "total_tokens": 129},
-        },
-    )
-
-
 @respx.mock
 def test_context_recall_and_llm_spans_carry_ids_and_counts_never_text(
     settings: Settings, recorded: Recorded
 ) -> None:
-    respx.post("http://llm.test/v1/chat/completions").mock(return_value=llm_reply(LLM_SUMMARY))
+    respx.post("http://llm.test/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=completion(LLM_SUMMARY))
+    )
     llm_settings = LLMSettings(base_url="http://llm.test/v1", api_key=SecretStr("sk-otel-secret"), model="m")
     memory = Memory(settings.model_copy(update={"llm": llm_settings}))
     seed_erp(memory, synced_at=datetime.now(UTC))
@@ -138,7 +125,7 @@ def test_context_recall_and_llm_spans_carry_ids_and_counts_never_text(
     assert recall and recall[0].attributes["connector.recall.hits"] == len(hits)  # type: ignore[index]
     (llm,) = recorded.finished("connector.llm")
     assert llm.attributes["gen_ai.request.model"] == "m"  # type: ignore[index]
-    assert llm.attributes["gen_ai.usage.input_tokens"] == 120  # type: ignore[index]
+    assert llm.attributes["gen_ai.usage.input_tokens"] == 3  # type: ignore[index]
     assert [p.count for p in recorded.points("connector.context.duration")] == [1]
     assert [p.sum for p in recorded.points("connector.context.tokens")] == [result.token_count]
     assert recorded.points("connector.recall.duration") and recorded.points("connector.llm.duration")

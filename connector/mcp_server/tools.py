@@ -155,10 +155,7 @@ class MemoryTools:
                 token_budget=token_budget,
                 party_kind=party_kind,
             )
-            return CallToolResult(
-                content=[TextContent(type="text", text=result.text)],
-                structured_content=json_safe(result.to_dict()),
-            )
+            return _result(result.text, result.to_dict())
 
         return _guarded("get_context", build)
 
@@ -177,10 +174,7 @@ class MemoryTools:
                 f" (case {hit.case_id}, score {hit.score:.2f})"
                 for hit in hits
             ]
-            return CallToolResult(
-                content=[TextContent(type="text", text="\n".join(lines) or "no similar past cases")],
-                structured_content={"cases": json_safe(hits)},
-            )
+            return _result("\n".join(lines) or "no similar past cases", {"cases": hits})
 
         return _guarded("recall_cases", recall)
 
@@ -198,9 +192,7 @@ class MemoryTools:
             found = self.memory.lookup_document(
                 scope.customer_id, number, tenant=scope.tenant, party_kind=party_kind
             )
-            return CallToolResult(
-                content=[TextContent(type="text", text=found.text())], structured_content=json_safe(found)
-            )
+            return _result(found.text(), found)
 
         return _guarded("lookup_document", lookup)
 
@@ -326,6 +318,11 @@ class MemoryTools:
             return  # the library decides what an unknown session means for each call
         if not self.served.allows(info.tenant, info.customer_id):
             raise UnknownSessionError(f"session {session_id.strip()!r} does not exist")
+
+
+def _result(text: str, data: Any) -> CallToolResult:
+    """A tool result: ``text`` for the model, ``data`` as the structured JSON beside it."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json_safe(data))
 
 
 def _guarded(tool: str, call: Callable[[], _T]) -> _T:
