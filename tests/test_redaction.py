@@ -16,11 +16,12 @@ from test_llm import completion
 
 from connector.cli import main
 from connector.commands import forget as forget_command
-from connector.errors import StoreError
+from connector.errors import ERPTransportError, StoreError
 from connector.llm import LLMClient
 from connector.mcp_server.guard import agent_message
 from connector.redact import install_log_redaction, redact
 from connector.settings import LLMSettings
+from connector.sync.runner import one_line
 
 SECRETS = ("pa55w0rd", "K3Y-value", "S1G-value", "tok-0123456789", "ghp_abcdef123456")
 
@@ -153,3 +154,9 @@ def test_cli_and_mcp_errors_are_redacted(
     assert "chroma.internal:8000" in err and not [s for s in SECRETS if s in err]
     message = agent_message(error)
     assert "chroma.internal:8000" in message and not [s for s in SECRETS if s in message]
+
+
+def test_a_sync_failure_is_stored_and_shown_redacted() -> None:
+    failure = ERPTransportError("GET https://alice:pa55w0rd@erp.example.com/entity?api-key=K3Y-value failed")
+    stored = one_line(failure)  # what the runs table keeps and `sync status` prints
+    assert "erp.example.com/entity" in stored and not [s for s in SECRETS if s in stored]

@@ -35,6 +35,7 @@ from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_
 from connector.erp.protocol import Adapter, AdapterFactory, StreamSpec
 from connector.erp.records import Page, content_hash
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
+from connector.redact import redact
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.commits import tune_page_transaction
@@ -117,7 +118,7 @@ def one_line(exc: BaseException) -> str:
         text = f"database error: {type(orig).__name__ if orig is not None else type(exc).__name__}"
     else:
         text = f"{type(exc).__name__}: {exc}"
-    return " ".join(text.split())[:1000]
+    return redact(" ".join(text.split()))[:1000]  # the runs table and `sync status` never show a secret
 
 
 def _declared_streams(opened: object) -> list[StreamSpec]:
