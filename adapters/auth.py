@@ -52,6 +52,14 @@ class LoginFlow(ABC):
         """End the session; never raises."""
         return None
 
+    def session_state(self, http: HttpClient) -> str | None:
+        """The live session as text another process can end with :meth:`close_session` (None: none)."""
+        return None
+
+    def close_session(self, http: HttpClient, state: str) -> None:
+        """End a session an earlier process left open (its :meth:`session_state`); never raises."""
+        return None
+
     def auth_flow(self, http: HttpClient) -> Iterator[None]:
         """One request: yield to send it; resumed after a 401, refresh once and yield to resend."""
         self.before_request(http)

@@ -50,6 +50,8 @@ class AcumaticaAdapter:
         self._clock = clock
         self._transport = transport
         self._client: AcumaticaClient | None = None
+        # An earlier run's session to log out before logging in (see connector.sync.erp_sessions).
+        self.prior_session: str | None = None
         self._requests_before = 0
         self._retries_before = 0
 
@@ -79,7 +81,7 @@ class AcumaticaAdapter:
             raise RuntimeError("this Acumatica adapter is already open")
         client = AcumaticaClient(self.settings, clock=self._clock, transport=self._transport)
         try:
-            client.open()
+            client.open(self.prior_session)
         except BaseException:
             self._absorb_counts(client)
             client.http.close()
@@ -110,6 +112,10 @@ class AcumaticaAdapter:
         if self._client is None:
             raise RuntimeError("open the Acumatica adapter first: `with open_adapter(...) as adapter:`")
         return self._client
+
+    def session_state(self) -> str | None:
+        """The open session as text a later run can log out, or None (see SessionHandoff)."""
+        return self._client.session_state() if self._client is not None else None
 
     @property
     def version(self) -> str | None:

@@ -8,6 +8,7 @@ raises. There is no client-credentials flow in Acumatica, by design. Secrets are
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime, timedelta
 from typing import Any
@@ -88,6 +89,28 @@ class SessionLogin(LoginFlow):
             _logout_quietly(http, self._tenant.name)
         finally:
             self.logged_in = False
+            http.cookies.clear()
+
+    def session_state(self, http: HttpClient) -> str | None:
+        """The session cookies (JSON): what a later run needs to log this session out."""
+        if not self.logged_in:
+            return None
+        return json.dumps({cookie.name: cookie.value for cookie in http.cookies.jar})
+
+    def close_session(self, http: HttpClient, state: str) -> None:
+        """Log out the session an earlier, killed run left open, so it frees its licence slot now."""
+        try:
+            cookies = json.loads(state)
+        except ValueError:
+            return
+        if not isinstance(cookies, dict) or self.logged_in:
+            return
+        for name, value in cookies.items():
+            http.cookies.set(str(name), str(value))
+        try:
+            _logout_quietly(http, self._tenant.name)
+            log.info("closed the Acumatica session an earlier run of tenant %s left open", self._tenant.name)
+        finally:
             http.cookies.clear()
 
 

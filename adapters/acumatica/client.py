@@ -97,8 +97,14 @@ class AcumaticaClient:
         self.version: str | None = tenant.version
 
     # Lifecycle -------------------------------------------------------------------------------
-    def open(self) -> None:
-        """Log in and settle the endpoint version. On failure, nothing stays logged in."""
+    def open(self, prior_session: str | None = None) -> None:
+        """Log in and settle the endpoint version. On failure, nothing stays logged in.
+
+        ``prior_session`` (an earlier run's :meth:`session_state`) is logged out first: a killed
+        run's session would otherwise hold one of the licence's API logins until its idle timeout.
+        """
+        if prior_session:
+            self._auth.close_session(self.http, prior_session)
         self._auth.login(self.http)
         try:
             if self.version is None:
@@ -106,6 +112,10 @@ class AcumaticaClient:
         except BaseException:
             self._auth.logout(self.http)
             raise
+
+    def session_state(self) -> str | None:
+        """The live session as text a later run can log out (never logged or shown)."""
+        return self._auth.session_state(self.http)
 
     def close(self) -> None:
         """Log out (never raises) and release the connection pool."""

@@ -37,6 +37,13 @@ def _body(response: httpx.Response) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+LOGIN_LIMIT_HINT = (
+    "the likely cause is API sessions left open by earlier runs that were killed before logging out "
+    "(each holds one of the licence's logins until its idle timeout, about 10 minutes); the next sync "
+    "logs out the one its previous run recorded, or sign the sessions out in Acumatica"
+)
+
+
 def _short(text: str | None) -> str | None:
     if text is None:
         return None
@@ -86,6 +93,8 @@ def decoder(tenant: str | None = None) -> ErrorDecoder:
             detail = f"{oauth_error}" + (f" ({_short(oauth_text)})" if oauth_text else "")
         else:
             detail = body_excerpt(response, 200) or None
+        if "API Login Limit" in (exception_message or ""):
+            detail = f"{detail}; {LOGIN_LIMIT_HINT}"
         return error_for_action(
             action,
             erp=ERP_NAME,

@@ -38,6 +38,19 @@ class RecordProblem:
 
 
 @runtime_checkable
+class SessionHandoff(Protocol):
+    """An adapter whose ERP session a later run can close if this run is killed before logging out.
+
+    The sync records :meth:`session_state` after login (sealed, see ``connector.sync.erp_sessions``)
+    and sets ``prior_session`` from an earlier run's record before entering the adapter.
+    """
+
+    prior_session: str | None
+
+    def session_state(self) -> str | None: ...
+
+
+@runtime_checkable
 class Adapter(Protocol):
     tenant: str
 

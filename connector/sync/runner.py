@@ -39,6 +39,7 @@ from connector.redact import redact
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.commits import tune_page_transaction
+from connector.sync.erp_sessions import ErpSessions, SessionKeeper
 from connector.sync.gctune import automatic_gc_paused, page_committed
 from connector.sync.locks import Fence, stream_lock
 from connector.sync.prefetch import Prefetcher
@@ -231,10 +232,13 @@ class SyncRunner:
         results: list[StreamResult] = []
         planned: list[str] = list(streams) if streams is not None else []
         selecting = False
+        session = SessionKeeper(ErpSessions(self.memory.engine, self.memory.clock), tenant)
         try:
             opened = self.adapter_factory(tenant)
             planned = planned or [spec.name for spec in _declared_streams(opened)]
+            session.before_login(opened)
             with opened as adapter:
+                session.after_login()
                 selecting = True
                 specs = self._select(tenant, adapter.streams(), streams)
                 selecting = False
@@ -250,6 +254,8 @@ class SyncRunner:
             ran = {r.stream for r in results}
             for name in [n for n in planned if n not in ran] or ["*"]:
                 results.append(self._record_failure(tenant.name, name, reason, full=full))
+        finally:
+            session.after_logout()
         return results
 
     def _record_failure(self, tenant: str, stream: str, reason: str, *, full: bool) -> StreamResult:
