@@ -21,7 +21,6 @@ from connector.clock import FrozenClock
 from connector.memory import Memory
 from connector.settings import Settings, TenantSettings
 from connector.sync.erp_sessions import session_t
-from connector.sync.runner import SyncRunner
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.server import ServedFake, serve
 
@@ -98,7 +97,7 @@ def test_the_login_limit_error_names_open_sessions_as_the_likely_cause(
     settings = Settings(tenants=[tenant(served, max_retries=0)])
     memory = Memory(settings, clock=FrozenClock(NOW), engine=engine, llm=None)
 
-    [result] = SyncRunner(memory).run().results
+    [result] = memory.sync_runner().run().results
 
     assert result.status == "failed"
     assert "API Login Limit" in (result.error or "") and "sessions left open" in (result.error or "")

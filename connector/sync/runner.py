@@ -232,7 +232,7 @@ class SyncRunner:
         results: list[StreamResult] = []
         planned: list[str] = list(streams) if streams is not None else []
         selecting = False
-        session = SessionKeeper(ErpSessions(self.memory.engine, self.memory.clock), tenant)
+        session = SessionKeeper(ErpSessions(self.engine, self.clock), tenant)
         try:
             opened = self.adapter_factory(tenant)
             planned = planned or [spec.name for spec in _declared_streams(opened)]
