@@ -1,0 +1,61 @@
+"""The HTTP transport's guard: a bearer token unless bound to loopback with --no-auth."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from connector.errors import ConfigError
+from connector.mcp_server.server import BearerAuth, bearer_token, is_loopback
+from connector.memory import Memory
+from connector.settings import Settings
+
+TOKEN = "s3cret-token-0123456789"
+
+
+def guarded() -> TestClient:
+    async def ok(request: Request) -> PlainTextResponse:
+        return PlainTextResponse("served")
+
+    return TestClient(BearerAuth(Starlette(routes=[Route("/mcp", ok, methods=["POST"])]), TOKEN))
+
+
+@pytest.mark.parametrize("header", [None, "Bearer wrong", f"Bearer {TOKEN}x", f"bearer{TOKEN}", TOKEN])
+def test_a_request_without_the_exact_token_gets_401(header: str | None) -> None:
+    headers = {"Authorization": header} if header is not None else {}
+    response = guarded().post("/mcp", headers=headers)
+    assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+    assert TOKEN not in response.text
+
+
+def test_the_exact_token_is_served() -> None:
+    assert guarded().post("/mcp", headers={"Authorization": f"Bearer {TOKEN}"}).text == "served"
+
+
+@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("::1", True), ("localhost", True),
+                                                ("127.0.0.2", True), ("0.0.0.0", False), ("10.1.2.3", False),
+                                                ("example.com", False)])  # fmt: skip
+def test_loopback_addresses(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_no_auth_only_on_loopback_and_the_token_comes_from_the_named_variable(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = Memory(settings, llm=None)
+    assert bearer_token(memory, host="127.0.0.1", no_auth=True) is None
+    with pytest.raises(ConfigError, match="loopback"):
+        bearer_token(memory, host="0.0.0.0", no_auth=True)
+    with pytest.raises(ConfigError, match="CONNECTOR_MCP_TOKEN"):
+        bearer_token(memory, host="0.0.0.0", no_auth=False)
+    monkeypatch.setenv("AGENT_GATEWAY_TOKEN", TOKEN)
+    named = Memory(
+        settings.model_copy(
+            update={"mcp": settings.mcp.model_copy(update={"token_env": "AGENT_GATEWAY_TOKEN"})}
+        )
+    )
+    assert bearer_token(named, host="0.0.0.0", no_auth=False) == TOKEN
