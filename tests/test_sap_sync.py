@@ -65,3 +65,22 @@ def test_a_full_then_a_delta_sync_of_sap(engine: Engine) -> None:
     stored = parties(engine)
     assert stored[("customer", changed)].name == "Renamed AG"
     assert ("customer", newcomer) in stored
+
+
+def test_the_key_scan_reads_a_partner_without_any_date(engine: Engine) -> None:
+    """A real partner can have null CreationDate and LastChangeDate: no delta selects it, the key
+    scan lists it, and the store gets it from a read by key."""
+    clock = FrozenClock(START)
+    fake = FakeSAP(seed=9, customers=8, suppliers=2, both=0, sales_orders=3, billing_documents=2)
+    sync(engine, fake, clock)
+    undated = fake.add_partner(CreationDate=None, CreationTime=None, LastChangeDate=None, LastChangeTime=None)
+    clock.advance(timedelta(hours=1))  # a delta run: the key scan is not due yet
+    sync(engine, fake, clock)
+    assert ("customer", undated) not in parties(engine)
+
+    clock.advance(timedelta(days=2))  # past sync.key_scan_interval_hours: the scan runs
+    sync(engine, fake, clock)
+    stored = parties(engine)
+    assert ("customer", undated) in stored
+    assert stored[("customer", undated)].name == fake.data.partners[undated]["BusinessPartnerFullName"]
+    assert stored[("customer", undated)].deleted_at is None

@@ -344,6 +344,20 @@ def _copy_text(
         raise sa.exc.DBAPIError.instance(command, None, exc, dbapi.Error) from exc
 
 
+def _live(table: sa.Table, tenant: str, kind: str | None) -> list[Any]:
+    """The conditions of a (tenant, kind)'s live rows (``kind`` None: every kind, as for cases)."""
+    keys = _key_columns(table)
+    cond = [table.c.tenant == tenant, table.c.deleted_at.is_(None)]
+    if kind is not None and len(keys) == 3:
+        cond.append(table.c[keys[1]] == kind)
+    return cond
+
+
+def live_external_ids(conn: Connection, table: sa.Table, tenant: str, kind: str | None) -> set[str]:
+    """External ids of the live (not deleted) rows of (tenant, kind)."""
+    return {r[0] for r in conn.execute(sa.select(table.c.external_id).where(*_live(table, tenant, kind)))}
+
+
 def mark_missing_deleted(
     conn: Connection,
     table: sa.Table,
@@ -353,10 +367,7 @@ def mark_missing_deleted(
     deleted_at: datetime,
 ) -> int:
     """Set ``deleted_at`` on live rows of (tenant, kind) whose id is not in ``existing_ids``."""
-    keys = _key_columns(table)
-    cond = [table.c.tenant == tenant, table.c.deleted_at.is_(None)]
-    if kind is not None and len(keys) == 3:
-        cond.append(table.c[keys[1]] == kind)
+    cond = _live(table, tenant, kind)
     live = [r[0] for r in conn.execute(sa.select(table.c.external_id).where(*cond))]
     gone = [ext for ext in live if ext not in existing_ids]
     for start in range(0, len(gone), 5000):

@@ -14,7 +14,7 @@ imports an adapter, the sync job or a store.
   re-exported here, so an adapter or a sync step finds the whole contract in one place.
 """
 
-from connector.erp.protocol import Adapter, AdapterFactory, RecordProblem, StreamSpec
+from connector.erp.protocol import Adapter, AdapterFactory, KeyReader, RecordProblem, StreamSpec
 from connector.erp.records import (
     Address,
     CaseRecord,
@@ -55,6 +55,7 @@ __all__ = [
     "ERPRequestError",
     "ERPServerError",
     "ERPTransportError",
+    "KeyReader",
     "Page",
     "PartyKind",
     "PartyRecord",

@@ -7,7 +7,7 @@ passes the window (``since`` inclusive, ``until`` pinned at run start) and persi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -83,6 +83,16 @@ class Adapter(Protocol):
     @property
     def retry_count(self) -> int:
         """Retries made so far."""
+        ...
+
+
+@runtime_checkable
+class KeyReader(Protocol):
+    """An adapter that can read records by key: the key scan then also reads what the store lacks
+    (records no delta filter selects, such as an SAP partner with null change and creation dates)."""
+
+    def read_keys(self, stream: str, keys: Collection[str]) -> Iterator[Page]:
+        """Pages of the records of ``stream`` with these external ids (unknown ids are left out)."""
         ...
 
 

@@ -31,8 +31,15 @@ from sqlalchemy.exc import SQLAlchemyError, StatementError
 
 from connector.clock import Clock
 from connector.db.engine import safe_url
-from connector.db.upsert import case_t, document_t, mark_missing_deleted, party_t, upsert_records
-from connector.erp.protocol import Adapter, AdapterFactory, StreamSpec
+from connector.db.upsert import (
+    case_t,
+    document_t,
+    live_external_ids,
+    mark_missing_deleted,
+    party_t,
+    upsert_records,
+)
+from connector.erp.protocol import Adapter, AdapterFactory, KeyReader, StreamSpec
 from connector.erp.records import Page, content_hash
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
 from connector.redact import redact
@@ -613,6 +620,8 @@ class SyncRunner:
             self._finish_key_scan(sr, 0, self.clock.now())
             return
         keys = set(sr.adapter.scan_keys(sr.stream))
+        if keys and isinstance(sr.adapter, KeyReader):
+            self._read_missing(sr, sr.adapter, keys)
         now = self.clock.now()
         with self.engine.begin() as conn:
             sr.fence.check(conn)
@@ -632,6 +641,27 @@ class SyncRunner:
                     stream=sr.stream,
                 )
             self._finish_key_scan(sr, deleted, now, conn)
+
+    def _read_missing(self, sr: _StreamRun, reader: KeyReader, keys: set[str]) -> None:
+        """Read the records the ERP lists but the store lacks: no delta filter selects some records
+        (an SAP partner whose creation and change dates are both null), so only the scan finds them."""
+        with self.engine.connect() as conn:
+            stored: set[str] = set()
+            for record_type, kind in stream_kinds(conn, sr.tenant, sr.stream):
+                scope_kind = None if record_type == "case" else kind
+                stored |= live_external_ids(conn, _TABLES[record_type], sr.tenant, scope_kind)
+        missing = keys - stored
+        if not missing:
+            return
+        self.reporter.message(
+            "info",
+            f"key scan found {len(missing)} record(s) the store lacks (no change or creation stamp a "
+            "delta read could select); reading them by key",
+            tenant=sr.tenant,
+            stream=sr.stream,
+        )
+        for page in _hashed(reader.read_keys(sr.stream, missing)):
+            self._commit_page(sr, page, final=False)
 
     def _nothing_to_delete(self, sr: _StreamRun) -> bool:
         """Every kind of the stream was first stored by this run: only rows it just read exist.
