@@ -69,6 +69,9 @@ WORDS = [
     "the", "customer", "asked", "about", "delivery", "schedule", "agent", "checked", "order", "status",
     "confirmed", "shipping", "address", "promised", "update", "by", "email", "before", "end", "of", "week",
 ]  # fmt: skip
+BIG = "BIG-CUSTOMER"  # a customer with 1,000 open invoices; every fifth build names one of them
+BIG_OPEN = 1000
+SPELLINGS = ("INV-{n:06d}", "inv {n}", "#{n:06d}", "invoice {n}", "{n:06d}")
 SECTIONS = ("erp", "working", "learned_facts", "past_cases", "past_cases_wait", "budget_render")
 
 
@@ -127,6 +130,23 @@ def load_erp(memory: Memory, customers: int, documents: int, rng: random.Random)
                 is_open=is_open,
             )
         )
+    parties.append(
+        PartyRecord(
+            tenant=TENANT, kind="customer", external_id=BIG, name="Big Open Items Ltd", currency="EUR"
+        )
+    )
+    for k in range(BIG_OPEN + 200):  # 200 closed ones beside the open ones
+        amount = Decimal(rng.randrange(1000, 5_000_000)) / 100
+        is_open = k < BIG_OPEN
+        docs.append(
+            DocumentRecord(
+                tenant=TENANT, doc_type="ar_invoice", external_id=f"big/{k:07d}", number=f"INV-{k:06d}",
+                party_kind="customer", party_external_id=BIG, status="Open" if is_open else "Closed",
+                currency="EUR", amount=amount, balance=amount if is_open else Decimal(0),
+                doc_date=date(2025, 1, 1) + timedelta(days=k % 300),
+                due_date=date(2025, 6, 1) + timedelta(days=k % 400), is_open=is_open,
+            )
+        )  # fmt: skip
     synced = NOW - timedelta(minutes=10)
     records: list[Any] = [*parties, *docs]
     for start in range(0, len(records), 5000):
@@ -285,9 +305,26 @@ def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget:
     cpu: list[float] = []
     sections: dict[str, list[float]] = defaultdict(list)
     by_length: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    over = pinned_ok = 0
+    over = pinned_ok = named_builds = named_found = 0
     pinned_counts: list[int] = []
+    has_big = _has_party(memory, BIG)
+    pick = random.Random(11)
     for i in range(builds):
+        if has_big and i % 5 == 4:
+            n = pick.randrange(BIG_OPEN)
+            query = f"Why is {SPELLINGS[i % len(SPELLINGS)].format(n=n)} still open?"
+            t0, c0 = time.perf_counter(), time.process_time()
+            result = memory.build_context(BIG, query, tenant=TENANT, token_budget=budget)
+            totals.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.process_time() - c0) * 1000)
+            for name in SECTIONS:
+                sections[name].append(result.timings_ms.get(name, 0.0))
+            named_builds += 1
+            named_found += any(
+                item.source.endswith(f"/big/{n:07d}") for item in result.section("open_documents").items
+            )
+            over += result.token_count > budget
+            continue
         s = sessions[i % len(sessions)]
         t0, c0 = time.perf_counter(), time.process_time()
         result = memory.build_context(
@@ -315,7 +352,9 @@ def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget:
         "cpu_p50_ms": round(pct(cpu, 50), 2),
         "cpu_p95_ms": round(pct(cpu, 95), 2),
         "over_budget_contexts": over,
-        "pinned_present_ratio": round(pinned_ok / builds, 4),
+        "pinned_present_ratio": round(pinned_ok / max(1, builds - named_builds), 4),
+        "named_document_builds": named_builds,
+        "named_document_found_ratio": round(named_found / named_builds, 4) if named_builds else None,
         "pinned_values_p50": int(statistics.median(pinned_counts)),
         "pinned_values_max": max(pinned_counts),
         "context_tokens_p50": int(statistics.median(context_tokens)),
@@ -332,6 +371,14 @@ def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget:
             for length, v in sorted(by_length.items())
         },
     }
+
+
+def _has_party(memory: Memory, party_id: str) -> bool:
+    from connector.db.models import Party
+
+    with memory.engine.connect() as conn:
+        table = Party.__table__  # type: ignore[attr-defined]
+        return conn.execute(sa.select(table.c.id).where(table.c.external_id == party_id)).first() is not None
 
 
 def without_ort_spinning(memory: Memory) -> None:
@@ -417,6 +464,11 @@ def main() -> int:
             f"full history {v['full_history_tokens_p50']:>7}"
         )
     print(f"over budget: {figures['over_budget_contexts']}; pinned: {figures['pinned_present_ratio']:.2%}")
+    if figures["named_document_builds"]:
+        print(
+            f"named document of a {BIG_OPEN:,}-open-document customer found in "
+            f"{figures['named_document_found_ratio']:.2%} of {figures['named_document_builds']} builds"
+        )
     summary = {
         **{
             k: figures[k]
@@ -427,6 +479,8 @@ def main() -> int:
                 "pinned_present_ratio",
                 "context_tokens_p50",
                 "full_history_tokens_p50",
+                "named_document_builds",
+                "named_document_found_ratio",
             )
         },
         "pinned_values_p50": figures["pinned_values_p50"],

@@ -20,7 +20,9 @@ def test_bench_context_smoke(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     for key in ("p50_ms", "p95_ms", "over_budget_contexts", "pinned_present_ratio", "context_tokens_p50",
-                "full_history_tokens_p50"):  # fmt: skip
+                "full_history_tokens_p50", "named_document_found_ratio"):  # fmt: skip
         assert key in figures
     assert figures["over_budget_contexts"] == 0
     assert figures["pinned_present_ratio"] == 1.0
+    assert figures["named_document_builds"] >= 1
+    assert figures["named_document_found_ratio"] == 1.0  # among the 1,000 open documents of one customer

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from connector.context.references import NumberRef, QueryReferences, number_key, number_prefix
-from connector.db.aggregates import micro_units, money_micro, money_sum
+from connector.db.aggregates import money_in, money_sum
 from connector.db.models import Document
 
 document_t: sa.Table = Document.__table__  # type: ignore[attr-defined]
@@ -95,10 +95,13 @@ _IS_OVERDUE = sa.and_(
     sa.or_(document_t.c.balance.is_(None), money_micro(document_t.c.balance) > 0),
 )
 _HAS_BALANCE = document_t.c.balance.is_not(None)
+# Grouped and ordered by an expression, not the bare column: with the bare column SQLite prefers
+# the (tenant, doc_type, external_id) key index, which reads every document of the tenant.
+_KIND_OF = sa.func.lower(document_t.c.doc_type)
 
 _TOTALS = (
     sa.select(
-        document_t.c.doc_type,
+        _KIND_OF,
         document_t.c.currency,
         sa.func.count(),
         sa.func.count(document_t.c.balance),
@@ -108,7 +111,7 @@ _TOTALS = (
         money_sum(sa.case((_IS_OVERDUE, document_t.c.balance))),
     )
     .where(*_OPEN)
-    .group_by(document_t.c.doc_type, document_t.c.currency)
+    .group_by(_KIND_OF, document_t.c.currency)
 )
 # Overdue first (most overdue first), then by due date: the order the section shows.
 _RANKED = (
@@ -171,7 +174,12 @@ def named_documents(
         suffixes = sorted({r.key for r in refs.numbers})
         like = [document_t.c.number.like(f"%{key}") for key in suffixes]
         like += [document_t.c.customer_ref.like(f"%{key}") for key in suffixes]
-        stmt = sa.select(*_COLUMNS).where(*_OWNER, sa.or_(*like)).order_by(*_COLUMNS[:3]).limit(_LIKE_ROWS)
+        stmt = (
+            sa.select(*_COLUMNS)
+            .where(*_OWNER, sa.or_(*like))
+            .order_by(_KIND_OF, document_t.c.external_id)
+            .limit(_LIKE_ROWS)
+        )
         rows = [OpenDocument(*row) for row in conn.execute(stmt, params)]
         for ref in refs.numbers:
             by_number = [d for d in rows if number_key(d.number) == ref.key]
@@ -187,12 +195,13 @@ def named_documents(
 def _by_value(
     conn: Connection, params: dict[str, Any], amounts: Sequence[Decimal], dates: Sequence[date]
 ) -> list[OpenDocument]:
-    micros = sorted({m for m in (micro_units(a) for a in amounts) if m is not None})
     conditions: list[Any] = []
-    if micros:
+    if amounts:
+        dialect = conn.dialect.name
+        values = list(amounts)
         conditions += [
-            money_micro(document_t.c.amount).in_(micros),
-            money_micro(document_t.c.balance).in_(micros),
+            money_in(document_t.c.amount, values, dialect),
+            money_in(document_t.c.balance, values, dialect),
         ]
     if dates:
         conditions += [
@@ -201,7 +210,12 @@ def _by_value(
         ]
     if not conditions:
         return []
-    stmt = sa.select(*_COLUMNS).where(*_OPEN, sa.or_(*conditions)).order_by(*_COLUMNS[:3]).limit(_LIKE_ROWS)
+    stmt = (
+        sa.select(*_COLUMNS)
+        .where(*_OPEN, sa.or_(*conditions))
+        .order_by(_KIND_OF, document_t.c.external_id)
+        .limit(_LIKE_ROWS)
+    )
     rows = [OpenDocument(*row) for row in conn.execute(stmt, params)]
     out: list[OpenDocument] = []
     for amount in amounts:

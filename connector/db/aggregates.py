@@ -51,34 +51,31 @@ def _sum_sqlite(element: money_sum, compiler: SQLCompiler, **kw: Any) -> str:
 
 
 def _micro_units(text: str) -> str:
-    """SQL for the integer micro-units of decimal text such as ``-1250.75`` (NULL stays NULL)."""
-    value = f"ltrim(({text}), '-')"
-    dot = f"instr({value}, '.')"
-    whole = f"CASE WHEN {dot} > 0 THEN substr({value}, 1, {dot} - 1) ELSE {value} END"
-    fraction = f"CASE WHEN {dot} > 0 THEN substr({value} || '{'0' * MICRO}', {dot} + 1, {MICRO}) ELSE '0' END"
-    sign = f"CASE WHEN substr(({text}), 1, 1) = '-' THEN -1 ELSE 1 END"
-    return f"({sign} * (CAST({whole} AS INTEGER) * {10**MICRO} + CAST({fraction} AS INTEGER)))"
+    """SQL for the integer micro-units of decimal text such as ``-1250.75`` (NULL stays NULL).
+
+    CAST(text AS INTEGER) takes the leading whole number; the fraction is the six characters after
+    the point of the text padded with zeros (a text without a point gets a point appended first).
+    """
+    sign = f"(CASE WHEN ({text}) LIKE '-%' THEN -1 ELSE 1 END)"
+    fraction = (
+        f"CAST(substr(({text}) || '{'0' * MICRO}', instr(({text}) || '.', '.') + 1, {MICRO}) AS INTEGER)"
+    )
+    return f"(CAST(({text}) AS INTEGER) * {10**MICRO} + {sign} * {fraction})"
 
 
-class money_micro(FunctionElement[int]):
-    """A money value as integer micro-units, for exact equality on both databases."""
-
-    type = sa.BigInteger()
-    inherit_cache = True
-    name = "money_micro"
-
-
-@compiles(money_micro)
-def _micro(element: money_micro, compiler: SQLCompiler, **kw: Any) -> str:
-    return f"CAST(({compiler.process(element.clauses, **kw)}) * {10**MICRO} AS BIGINT)"
+def decimal_texts(value: Decimal) -> list[str]:
+    """Every text SQLite may hold for ``value`` (:class:`Money` keeps the scale it was given):
+    ``1042.25``, ``1042.250`` ... ``1042.250000``."""
+    exact = value.normalize()
+    exponent = exact.as_tuple().exponent
+    places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    if places > MICRO:
+        return []
+    return [format(exact.quantize(Decimal(1).scaleb(-p)), "f") for p in range(places, MICRO + 1)]
 
 
-@compiles(money_micro, "sqlite")
-def _micro_sqlite(element: money_micro, compiler: SQLCompiler, **kw: Any) -> str:
-    return _micro_units(compiler.process(element.clauses, **kw))
-
-
-def micro_units(value: Decimal) -> int | None:
-    """``value`` in micro-units, or None when it has more than six decimals (no stored value matches)."""
-    scaled = value.scaleb(MICRO)
-    return int(scaled) if scaled == scaled.to_integral_value() else None
+def money_in(column: Any, values: list[Decimal], dialect: str) -> Any:
+    """``column IN values`` compared as money on both databases (SQLite compares the texts)."""
+    if dialect == "sqlite":
+        return column.in_(sorted({t for v in values for t in decimal_texts(v)}))
+    return column.in_(sorted(set(values)))
