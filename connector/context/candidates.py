@@ -155,8 +155,8 @@ def _balance_item(source: str, kind: str, totals: Sequence[KindTotal], erp: str 
         if t.overdue:
             overdue[t.currency] = overdue.get(t.currency, Decimal(0)) + t.overdue_balance
             n_late += t.overdue
-        if t.count > t.with_balance:
-            unknown.setdefault(t.doc_type, []).append(t)
+        if t.count > t.with_balance and not (has_open_items(totals) and t.doc_type != "open_item"):
+            unknown.setdefault(t.doc_type, []).append(t)  # (open items, where held, carry the balances)
     if not relevant:
         text = f"- open {what}: none"
     elif with_balance:
@@ -196,16 +196,22 @@ def document_items(
         if (d.doc_type, d.external_id) in seen:
             continue
         seen.add((d.doc_type, d.external_id))
-        items.append(_document_item(tenant, d, today, erp, is_named, rank))
+        items.append(_document_item(tenant, d, today, erp, is_named, rank, has_open_items(totals)))
     longest = omitted_item(totals, [])
     if longest is not None:
         items.append(replace(longest, fixed=True))
     return items
 
 
+def has_open_items(totals: Sequence[KindTotal]) -> bool:
+    """Whether the party's balances come from ERP open items (SAP) rather than its documents."""
+    return any(t.doc_type == "open_item" for t in totals)
+
+
 def _document_item(
-    tenant: str, d: OpenDocument, today: date, erp: str | None, named: bool, rank: int
+    tenant: str, d: OpenDocument, today: date, erp: str | None, named: bool, rank: int, items: bool
 ) -> Candidate:
+    """One document line; ``items``: the party's balances are held as open items (SAP)."""
     notes = (
         [kind_label(d.doc_type)]
         + (["named in the query"] if named else [])
@@ -226,7 +232,9 @@ def _document_item(
     elif d.amount is not None:
         parts.append(f"amount {money(d.amount, d.currency)}")
         if d.doc_type in BALANCE_KINDS and d.is_open:
-            parts.append(f"balance not available from {erp_name(erp)}")
+            parts.append(
+                "balance in its open items" if items else f"balance not available from {erp_name(erp)}"
+            )
     if d.status:
         parts.append(f"status {one_line(status_text(d.status), 32)}")
     if d.customer_ref:

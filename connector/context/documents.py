@@ -88,11 +88,12 @@ _COLUMNS = (
     document_t.c.currency, document_t.c.amount, document_t.c.balance, document_t.c.doc_date,
     document_t.c.due_date, document_t.c.description, document_t.c.customer_ref, document_t.c.is_open,
 )  # fmt: skip
-# A credit item (a payment or credit on account, balance at or below zero) is never overdue.
+# A credit item (a payment or credit on account, balance at or below zero) is never overdue. The
+# sign of a decimal survives the cast to float exactly (SQLite holds money as text).
 _IS_OVERDUE = sa.and_(
     document_t.c.doc_type.in_(sorted(PAYABLE_TYPES)),
     document_t.c.due_date < _TODAY,
-    sa.or_(document_t.c.balance.is_(None), money_micro(document_t.c.balance) > 0),
+    sa.or_(document_t.c.balance.is_(None), sa.cast(document_t.c.balance, sa.Float) > 0),
 )
 _HAS_BALANCE = document_t.c.balance.is_not(None)
 # Grouped and ordered by an expression, not the bare column: with the bare column SQLite prefers
