@@ -9,7 +9,7 @@ from __future__ import annotations
 import httpx
 
 from connector.clock import Clock
-from connector.erp.protocol import Adapter
+from connector.erp.protocol import Adapter, AdapterFactory
 from connector.errors import ConfigError
 from connector.settings import SyncSettings, TenantSettings
 
@@ -32,3 +32,12 @@ def open_adapter(
         adapter: Adapter = SAPAdapter(tenant, sync=sync, clock=clock, transport=transport)
         return adapter
     raise ConfigError(f"tenant {tenant.name!r}: unknown ERP kind {tenant.kind!r}; expected acumatica or sap")
+
+
+def adapter_factory(sync: SyncSettings, clock: Clock | None = None) -> AdapterFactory:
+    """:func:`open_adapter` bound to the sync settings and clock: what the sync job is handed."""
+
+    def factory(tenant: TenantSettings) -> Adapter:
+        return open_adapter(tenant, sync=sync, clock=clock)
+
+    return factory

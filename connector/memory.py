@@ -181,7 +181,11 @@ class Memory:
         reporter: Reporter | None = None,
         stop: StopFlag | None = None,
     ) -> SyncRunner:
-        """A sync runner for the configured tenants; closed ERP cases go to :attr:`episodic`."""
+        """A sync runner for the configured tenants; closed ERP cases go to :attr:`episodic`.
+
+        It opens each tenant's adapter through ``adapter_factory`` (default: the ERP adapters of
+        ``connector.adapters``, bound to these settings and clock)."""
+        from connector.adapters.factory import adapter_factory as erp_adapters
         from connector.sync.runner import SyncRunner
 
         return SyncRunner(
@@ -189,7 +193,7 @@ class Memory:
             clock=self.clock,
             settings=self.settings,
             cases=self.episodic,
-            adapter_factory=adapter_factory,
+            adapter_factory=adapter_factory or erp_adapters(self.settings.sync, self.clock),
             reporter=reporter,
             stop=stop,
         )

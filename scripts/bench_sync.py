@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, select
 
+from connector.adapters.factory import adapter_factory
 from connector.clock import SystemClock
 from connector.db.engine import create_db_engine
 from connector.db.migrate import upgrade_to_head
@@ -262,7 +263,13 @@ def bench_stores(
     """Every phase on every store in turn, so each store sees the same ERP state and the same change."""
     tenant = tenant_for(fake, args.page_size)
     runners = {
-        label: SyncRunner(engine, clock=SystemClock(), settings=Settings(tenants=[tenant]), cases=None)
+        label: SyncRunner(
+            engine,
+            clock=_CLOCK,
+            settings=Settings(tenants=[tenant]),
+            cases=None,
+            adapter_factory=adapter_factory(SyncSettings(), _CLOCK),
+        )
         for label, engine in engines.items()
     }
     out: dict[str, dict[str, Any]] = {label: {} for label in engines}

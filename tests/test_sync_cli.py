@@ -12,11 +12,11 @@ import pytest
 from sync_stub import StubAdapter
 from test_sync_runner import customer
 
+from connector.adapters import factory as adapters_factory
 from connector.cli import main
 from connector.clock import Clock
 from connector.erp.protocol import Adapter
 from connector.settings import SyncSettings, TenantSettings
-from connector.sync import runner as runner_module
 from connector.sync.locks import stream_lock
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
@@ -40,7 +40,7 @@ def erp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StubAdapter:
 
         return open_stub
 
-    monkeypatch.setattr(runner_module, "default_adapter_factory", factory)
+    monkeypatch.setattr(adapters_factory, "adapter_factory", factory)
     return adapter
 
 

@@ -11,10 +11,10 @@ from sqlalchemy.engine import Engine
 from sync_stub import StubAdapter
 from test_sync_runner import StopAfterPage, customer
 
+from connector.adapters import factory as adapters_factory
 from connector.clock import FrozenClock
 from connector.memory import Memory
 from connector.settings import FactSettings, RetentionSettings, Settings, TenantSettings
-from connector.sync import runner as runner_module
 from connector.sync.progress import NullReporter
 from connector.sync.scheduler import build_scheduler, maintenance_job, run_scheduler, sync_job
 from connector.sync.signals import StopFlag
@@ -94,7 +94,7 @@ def test_stop_lets_the_running_sync_commit_its_page_and_log_out(
     erp.add_stream("Customer", "party")
     erp.put("Customer", *[customer(f"C{i}", T0 + timedelta(minutes=i)) for i in range(10)])
     stop = StopFlag()
-    monkeypatch.setattr(runner_module, "default_adapter_factory", lambda sync, clock: lambda tenant: erp)
+    monkeypatch.setattr(adapters_factory, "adapter_factory", lambda sync, clock: lambda tenant: erp)
 
     done = threading.Thread(
         target=run_scheduler, args=(memory,), kwargs={"stop": stop, "reporter": StopAfterPage(stop, 1)}

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -43,7 +42,7 @@ from connector.erp.protocol import Adapter, AdapterFactory, KeyReader, StreamSpe
 from connector.erp.records import Page, content_hash
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
 from connector.redact import redact
-from connector.settings import Settings, SyncSettings, TenantSettings
+from connector.settings import Settings, TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.commits import tune_page_transaction
 from connector.sync.erp_sessions import ErpSessions, SessionKeeper
@@ -80,17 +79,6 @@ class CaseIngest(Protocol):
     """What the runner calls after a Case stream (``EpisodicMemory.ingest_erp_cases``)."""
 
     def ingest_erp_cases(self, tenant: str) -> int: ...
-
-
-def default_adapter_factory(sync: SyncSettings, clock: Clock) -> AdapterFactory:
-    """``connector.adapters.factory.open_adapter`` bound to these sync settings and clock."""
-
-    def factory(tenant: TenantSettings) -> AbstractContextManager[Adapter]:
-        from connector.adapters.factory import open_adapter  # imports one ERP's adapter only when used
-
-        return open_adapter(tenant, sync=sync, clock=clock)
-
-    return factory
 
 
 def _hashed(pages: Iterable[Page]) -> Iterator[Page]:
@@ -195,7 +183,7 @@ class SyncRunner:
         clock: Clock,
         settings: Settings,
         cases: CaseIngest | None,
-        adapter_factory: AdapterFactory | None = None,
+        adapter_factory: AdapterFactory,
         reporter: Reporter | None = None,
         stop: StopFlag | None = None,
     ) -> None:
@@ -203,7 +191,7 @@ class SyncRunner:
         self.clock = clock
         self.settings = settings
         self.cases = cases
-        self.adapter_factory = adapter_factory or default_adapter_factory(settings.sync, clock)
+        self.adapter_factory = adapter_factory  # the composition root's: this job imports no ERP code
         self.reporter: Reporter = TracingReporter(reporter or NullReporter())
         self.stop = stop or StopFlag()
 
