@@ -44,9 +44,9 @@ from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
 from connector.db.models import SyncState  # noqa: E402
 from connector.db.upsert import upsert_records  # noqa: E402
-from connector.episodic import vectors as vector_copies  # noqa: E402
 from connector.episodic.documents import keys_for_documents  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
+from connector.episodic.vector_index import vector_hash  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
 from connector.erp.records import Contact, DocumentRecord, PartyRecord  # noqa: E402
 from connector.facts.scope import FactScope  # noqa: E402
@@ -160,7 +160,7 @@ def load_erp(memory: Memory, customers: int, documents: int, rng: random.Random)
 
 
 def load_cases(memory: Memory, customers: int, cases: int, seed: int) -> None:
-    """Episodic entries as the writer stores them: rows with their vector copy, the vectors in Chroma."""
+    """Episodic entries as the writer stores them: rows with their vector hash, the vectors in Chroma."""
     index = memory.episodic.index
     dim, model = memory.episodic.embedder.dimension, memory.episodic.embedder.model_id
     np_rng = np.random.default_rng(seed)
@@ -194,8 +194,8 @@ def load_cases(memory: Memory, customers: int, cases: int, seed: int) -> None:
             )
         vectors = np_rng.standard_normal((len(rows), dim)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        for row, vector in zip(rows, vectors, strict=True):
-            row["vector"] = vector_copies.encode(vector)
+        for row in rows:
+            row["vector_hash"] = vector_hash(model, row["summary"])
         with memory.engine.begin() as conn:
             conn.execute(sa.insert(ENTRIES), rows)
         index.upsert([r["id"] for r in rows], vectors, [chroma_metadata(r) for r in rows])

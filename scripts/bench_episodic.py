@@ -9,11 +9,13 @@ matched lexically), from which the model's score threshold is calibrated: the 1s
 of the true-match scores, so 99% of the right cases clear it.
 
 Scale: for each size, 10,000 customers share N synthetic entries (random unit vectors, stored as
-the writer stores them: in Chroma and as the float16 copy in the entry row; the query is embedded
-for real). It times our recall (the scope's relational rows with their vector copies -> numpy top-k,
-query embedding included, embedded while the rows are read) beside the single-collection
-metadata-filtered Chroma query on the same collection, wall time and (for our recall) the CPU
-time of the process, which stays meaningful when other work shares the machine. Every size is
+the writer stores them: the row with its vector hash, the vector in Chroma; the query is embedded
+for real). It times our recall (the scope's ids from the relational rows -> their vectors from
+Chroma by id -> numpy top-k, query embedding included, embedded while the rows and vectors are
+read) beside the single-collection metadata-filtered Chroma query on the same collection, wall time
+and (for our recall) the CPU time of the process, which stays meaningful when other work shares the
+machine. ``--server`` runs the same against a Chroma server (``chroma run`` on a free local port,
+or ``--server HOST:PORT``) instead of embedded Chroma. Every size is
 built first and the timed recalls are interleaved (one per size per round), so load that comes and
 goes during the run affects all sizes alike and their ratio compares like with like. Ends with one
 JSON line of the figures.
@@ -25,9 +27,15 @@ import argparse
 import json
 import os
 import random
+import shutil
+import socket
+import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -41,8 +49,8 @@ sys.path.insert(0, str(ROOT))
 from connector.clock import FrozenClock  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
-from connector.episodic import vectors as copies  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
+from connector.episodic.vector_index import vector_hash  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
 from connector.memory import Memory  # noqa: E402
 from connector.settings import ChromaSettings, Settings  # noqa: E402
@@ -62,8 +70,56 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) if values else float("nan")
 
 
+SERVER: tuple[str, int] | None = None  # set by --server: every store then lives on that Chroma server
+
+
+def chroma_settings(workdir: Path) -> ChromaSettings:
+    if SERVER is None:
+        return ChromaSettings(path=workdir / "chroma")
+    return ChromaSettings(host=SERVER[0], port=SERVER[1], collection_prefix=f"b{uuid.uuid4().hex[:10]}")
+
+
+@contextmanager
+def chroma_server(where: str, workdir: Path) -> Iterator[tuple[str, int]]:
+    """``HOST:PORT`` of a running server, or ``auto``: ``chroma run`` on a free local port until done."""
+    if where != "auto":
+        host, _, port = where.rpartition(":")
+        yield host, int(port)
+        return
+    executable = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
+    if executable is None:
+        raise SystemExit("--server needs the `chroma` command (from the chromadb package)")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    log_file = (workdir / "chroma-server.log").open("wb")
+    process = subprocess.Popen(
+        [executable, "run", "--path", str(workdir / "server"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"chroma run did not start (see {workdir / 'chroma-server.log'})")
+            time.sleep(0.2)
+        yield "127.0.0.1", port
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        log_file.close()
+
+
 def new_memory(workdir: Path) -> Memory:
-    settings = Settings(data_dir=workdir / "data", chroma=ChromaSettings(path=workdir / "chroma"))
+    settings = Settings(data_dir=workdir / "data", chroma=chroma_settings(workdir))
     engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
     upgrade_to_head(engine)
     return Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
@@ -157,7 +213,7 @@ def quality(workdir: Path) -> dict[str, Any]:
 
 # Scale ----------------------------------------------------------------------------------------------
 def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float:
-    """N entries over 10,000 customers: relational rows with vector copies + the vectors in Chroma."""
+    """N entries over 10,000 customers: relational rows with their vector hash + the vectors in Chroma."""
     index = memory.episodic.index
     dim = memory.episodic.embedder.dimension
     model = memory.episodic.embedder.model_id
@@ -174,11 +230,10 @@ def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float
                 "doc_keys": [], "occurred_at": occurred, "retain_from": occurred, "recorded_at": NOW,
                 "updated_at": NOW, "archived_at": None, "pii": False, "status": "live",
                 "embedding_model": model, "merged_count": 1,
+                "vector_hash": vector_hash(model, f"Synthetic case {i}"), "vector_pending": False,
             })  # fmt: skip
         vectors = rng.standard_normal((len(rows), dim)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        for row, vector in zip(rows, vectors, strict=True):
-            row["vector"] = copies.encode(vector)
         with memory.engine.begin() as conn:
             conn.execute(sa.insert(ENTRIES), rows)
         index.upsert([r["id"] for r in rows], vectors, [chroma_metadata(r) for r in rows])
@@ -296,52 +351,68 @@ def main() -> int:
         "--naive-queries", type=int, default=60, help="timed filtered Chroma queries per size"
     )
     parser.add_argument("--skip-scale", action="store_true", help="quality only")
+    parser.add_argument(
+        "--server",
+        nargs="?",
+        const="auto",
+        metavar="HOST:PORT",
+        help="use a Chroma server (default: start `chroma run` on a free local port) instead of embedded",
+    )
     parser.add_argument("--max-minutes", type=float, default=30.0, help="skip sizes that would not fit")
     args = parser.parse_args()
     deadline = time.monotonic() + args.max_minutes * 60
     load_start = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, load average {load_start:.1f} at start")
     with tempfile.TemporaryDirectory(prefix="bench-episodic-") as tmp:
-        q = quality(Path(tmp) / "quality")
-        cal = calibration(q.pop("true_scores"), q.pop("other_scores"))
-        print(f"Quality: {q['cases']} cases, {q['customers']} customers, {q['queries']} queries")
-        print(f"  recall@1 {q['recall_at_1']:.3f}  recall@3 {q['recall_at_3']:.3f}  leaks {q['leaks']}")
-        print(f"  recall@3 by query kind: {q['recall_at_3_by_kind']}")
+        if args.server is None:
+            return run(args, Path(tmp), deadline, load_start)
+        global SERVER
+        with chroma_server(args.server, Path(tmp)) as SERVER:
+            print(f"Chroma server at {SERVER[0]}:{SERVER[1]}")
+            return run(args, Path(tmp), deadline, load_start)
+
+
+def run(args: argparse.Namespace, tmp: Path, deadline: float, load_start: float) -> int:
+    q = quality(tmp / "quality")
+    cal = calibration(q.pop("true_scores"), q.pop("other_scores"))
+    print(f"Quality: {q['cases']} cases, {q['customers']} customers, {q['queries']} queries")
+    print(f"  recall@1 {q['recall_at_1']:.3f}  recall@3 {q['recall_at_3']:.3f}  leaks {q['leaks']}")
+    print(f"  recall@3 by query kind: {q['recall_at_3_by_kind']}")
+    print(
+        f"  ingest {q['ingest_cases_per_s']} cases/s wall, {q['ingest_cases_per_cpu_s']} per CPU-second "
+        f"(default embedder, batches of 64): {q['ingest_s']} s, embedding {q['ingest_embed_s']} s of it"
+    )
+    print(f"  calibration (scores within the customer): {cal}")
+    stores: list[SizedStore] = []
+    skipped: list[int] = []
+    if not args.skip_scale:
+        for size in sorted(int(s) for s in args.sizes.split(",")):
+            if stores:
+                last = stores[-1]
+                estimate = last.load_s * size / last.size * 1.3 + 120
+                if time.monotonic() + estimate > deadline:
+                    print(f"  size {size:,} skipped: estimated {estimate / 60:.0f} min does not fit")
+                    skipped.append(size)
+                    continue
+            stores.append(build(tmp / f"scale-{size}", size))
+            print(f"  size {size:,}: loaded in {stores[-1].load_s:.1f} s", flush=True)
+    results = measure(stores, args.queries, args.naive_queries)
+    for done in results:
         print(
-            f"  ingest {q['ingest_cases_per_s']} cases/s wall, {q['ingest_cases_per_cpu_s']} per CPU-second "
-            f"(default embedder, batches of 64): {q['ingest_s']} s, embedding {q['ingest_embed_s']} s of it"
+            f"  size {done['entries']:,}: recall p95 {done['recall_p95_ms']} ms, "
+            f"filtered query p95 {done['naive_p95_ms']} ms"
         )
-        print(f"  calibration (scores within the customer): {cal}")
-        stores: list[SizedStore] = []
-        skipped: list[int] = []
-        if not args.skip_scale:
-            for size in sorted(int(s) for s in args.sizes.split(",")):
-                if stores:
-                    last = stores[-1]
-                    estimate = last.load_s * size / last.size * 1.3 + 120
-                    if time.monotonic() + estimate > deadline:
-                        print(f"  size {size:,} skipped: estimated {estimate / 60:.0f} min does not fit")
-                        skipped.append(size)
-                        continue
-                stores.append(build(Path(tmp) / f"scale-{size}", size))
-                print(f"  size {size:,}: loaded in {stores[-1].load_s:.1f} s", flush=True)
-        results = measure(stores, args.queries, args.naive_queries)
-        for done in results:
-            print(
-                f"  size {done['entries']:,}: recall p95 {done['recall_p95_ms']} ms, "
-                f"filtered query p95 {done['naive_p95_ms']} ms"
-            )
-        header = f"{'entries':>9} {'per cust':>8} {'load s':>7} {'embed p50/p95':>14} {'recall p50/p95':>15} "
-        print("\n" + header + f"{'naive filter p50/p95':>21} {'speedup p95':>11} {'recall cpu p50/p95':>19}")
-        for r in results:
-            speedup = r["naive_p95_ms"] / r["recall_p95_ms"]
-            print(
-                f"{r['entries']:>9,} {r['entries_per_customer']:>8.0f} {r['load_s']:>7} "
-                f"{r['embed_p50_ms']:>6}/{r['embed_p95_ms']:<7} "
-                f"{r['recall_p50_ms']:>7}/{r['recall_p95_ms']:<7} "
-                f"{r['naive_p50_ms']:>10}/{r['naive_p95_ms']:<10} {speedup:>10.1f}x "
-                f"{r['recall_cpu_p50_ms']:>9}/{r['recall_cpu_p95_ms']:<9}"
-            )
+    header = f"{'entries':>9} {'per cust':>8} {'load s':>7} {'embed p50/p95':>14} {'recall p50/p95':>15} "
+    print("\n" + header + f"{'naive filter p50/p95':>21} {'speedup p95':>11} {'recall cpu p50/p95':>19}")
+    for r in results:
+        speedup = r["naive_p95_ms"] / r["recall_p95_ms"]
+        print(
+            f"{r['entries']:>9,} {r['entries_per_customer']:>8.0f} {r['load_s']:>7} "
+            f"{r['embed_p50_ms']:>6}/{r['embed_p95_ms']:<7} "
+            f"{r['recall_p50_ms']:>7}/{r['recall_p95_ms']:<7} "
+            f"{r['naive_p50_ms']:>10}/{r['naive_p95_ms']:<10} {speedup:>10.1f}x "
+            f"{r['recall_cpu_p50_ms']:>9}/{r['recall_cpu_p95_ms']:<9}"
+        )
     by_size = {r["entries"]: r for r in results}
     largest = results[-1] if results else None
     summary = {
@@ -370,6 +441,7 @@ def main() -> int:
         "recall_at_3": q["recall_at_3"],
         "leaks": q["leaks"],
         "threshold_calibration": cal,
+        "chroma": "server" if SERVER is not None else "embedded",
         "cpu_count": os.cpu_count(),
         "loadavg_start_end": [round(load_start, 1), round(os.getloadavg()[0], 1)],
         "scale": results,

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from connector.cli import main
+from connector.clock import FrozenClock
 from connector.memory import Memory
 from connector.settings import load_settings
 
@@ -20,13 +21,22 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
 def test_retention_restore_stats_and_forget_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     memory = Memory(load_settings(), llm=None)
     old = datetime.now(UTC) - timedelta(days=400)
-    memory.record_case(
+    written = memory.record_case(
         "ACME", "Disputed INV-000901 total.", "Credited 10.00 USD.", case_id="c1", occurred_at=old
     )
     memory.record_case("ACME", "Late delivery of SO-000902.", "Freight refunded.", case_id="c2")
+    memory.record_case(
+        "ACME", "Short shipment on SO-000903.", "Shipped the rest.", case_id="c3",
+        occurred_at=datetime.now(UTC) - timedelta(days=170),
+    )  # fmt: skip
 
-    assert run(capsys, "episodic", "stats")["live_entries"] == 2  # type: ignore[index]
-    assert run(capsys, "maintenance", "retention")["archived"] == 1  # type: ignore[index]
+    assert written.status == "archived"  # already past retention when written
+    stats = run(capsys, "episodic", "stats")
+    assert (stats["live_entries"], stats["archived_entries"]) == (2, 1)  # type: ignore[index]
+    later = Memory(load_settings(), llm=None, clock=FrozenClock(datetime.now(UTC) + timedelta(days=20)))
+    assert later.episodic.apply_retention().archived == 1  # c3 is past retention by then
+    archived = run(capsys, "episodic", "recall", "ACME", "INV-000901?", "--include-archived")
+    assert archived[0]["case_id"] == "c1" and archived[0]["archived"] is True  # type: ignore[index]
     assert run(capsys, "episodic", "restore", "ACME", "--case", "c1")["restored"] == 1  # type: ignore[index]
     hits = run(capsys, "episodic", "recall", "ACME", "what about INV-000901?")
     assert hits[0]["case_id"] == "c1"  # type: ignore[index]
@@ -34,6 +44,7 @@ def test_retention_restore_stats_and_forget_from_the_command_line(capsys: pytest
 
     removed = run(capsys, "forget", "ACME")
     assert removed["removed"]["episodic_entries"] == 2  # type: ignore[index]
+    assert removed["removed"]["episodic_archive"] == 1  # type: ignore[index]
     assert run(capsys, "episodic", "stats")["live_entries"] == 0  # type: ignore[index]
 
 

@@ -48,18 +48,21 @@ def record(memory: Memory, customer: str, case_id: str, age_days: int, *, pii: b
     ).entry_id
 
 
-def test_retention_archives_old_entries_and_deletes_old_pii(memory: Memory) -> None:
-    fresh = record(memory, "ACME", "fresh", 10)
-    old = record(memory, "ACME", "old", 181)
-    pii_young = record(memory, "ACME", "pii-young", 29, pii=True)
-    pii_old = record(memory, "ACME", "pii-old", 31, pii=True)
+def test_retention_archives_old_entries_and_deletes_old_pii(
+    memory: Memory, episodic_clock: FrozenClock
+) -> None:
+    fresh = record(memory, "ACME", "fresh", 8)
+    old = record(memory, "ACME", "old", 179)
+    pii_young = record(memory, "ACME", "pii-young", 27, pii=True)
+    pii_old = record(memory, "ACME", "pii-old", 29, pii=True)
+    episodic_clock.advance(timedelta(days=2))
 
     report = memory.episodic.apply_retention()
 
     assert (report.archived, report.pii_deleted) == (1, 1)
     by_id = {r["id"]: r for r in rows(memory, ENTRIES)}
     assert by_id[fresh]["status"] == "live" and by_id[pii_young]["status"] == "live"
-    assert by_id[old]["status"] == "archived" and by_id[old]["archived_at"] == NOW
+    assert by_id[old]["status"] == "archived" and by_id[old]["archived_at"] == NOW + timedelta(days=2)
     assert pii_old not in by_id and all(c["entry_id"] != pii_old for c in rows(memory, CASES))
     assert set(memory.episodic.index.vectors([fresh, old, pii_young, pii_old])) == {fresh, pii_young}
     assert memory.episodic.apply_retention().archived == 0  # idempotent

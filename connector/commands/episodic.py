@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from typing import Any
 
 from connector.commands._common import memory_from_settings, to_json
@@ -11,9 +12,19 @@ from connector.commands._common import memory_from_settings, to_json
 def register(sub: Any) -> None:
     parser = sub.add_parser("episodic", help="episodic memory: reindex, restore, stats, ERP case ingest")
     actions = parser.add_subparsers(dest="episodic_command", metavar="ACTION", required=True)
-    actions.add_parser(
-        "reindex", help="rebuild the Chroma index from the relational copy with the configured embedder"
-    ).set_defaults(handler=_reindex)
+    reindex = actions.add_parser(
+        "reindex",
+        help="make the Chroma index hold every live entry's vector (rebuilt when the embedder changed)",
+    )
+    reindex.add_argument(
+        "--check",
+        action="store_true",
+        help="compare the relational entries with Chroma id by id and report; exit 1 if they differ",
+    )
+    reindex.add_argument(
+        "--fix", action="store_true", help="with --check: repair what differs (delete orphans, embed missing)"
+    )
+    reindex.set_defaults(handler=_reindex)
     restore = actions.add_parser("restore", help="bring a customer's archived cases back into the live index")
     restore.add_argument("customer", help="the customer's ERP key")
     restore.add_argument("--tenant", help="tenant name (default: the configured default)")
@@ -30,13 +41,20 @@ def register(sub: Any) -> None:
     recall.add_argument("query", help="the question")
     recall.add_argument("-k", type=int, default=3, help="how many cases (default 3)")
     recall.add_argument("--tenant", help="tenant name (default: the configured default)")
+    recall.add_argument(
+        "--include-archived", action="store_true", help="also search the archive by document number"
+    )
     recall.set_defaults(handler=_recall)
 
 
 def _reindex(args: argparse.Namespace) -> int:
-    count = memory_from_settings().episodic.reindex()
-    print(to_json({"reindexed": count}))
-    return 0
+    if not args.check:
+        count = memory_from_settings().episodic.reindex()
+        print(to_json({"reindexed": count}))
+        return 0
+    report = memory_from_settings().episodic.check_index(fix=args.fix)
+    print(to_json({**asdict(report), "consistent": report.consistent}))
+    return 0 if report.consistent or report.fixed else 1
 
 
 def _restore(args: argparse.Namespace) -> int:
@@ -51,15 +69,14 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    print(
-        to_json(
-            {"tenant": args.tenant, "recorded": memory_from_settings().episodic.ingest_erp_cases(args.tenant)}
-        )
-    )
+    by_status = memory_from_settings().episodic.ingest_erp_cases_by_status(args.tenant)
+    print(to_json({"tenant": args.tenant, "recorded": sum(by_status.values()), **by_status}))
     return 0
 
 
 def _recall(args: argparse.Namespace) -> int:
-    hits = memory_from_settings().episodic.recall(args.customer, args.query, k=args.k, tenant=args.tenant)
+    hits = memory_from_settings().episodic.recall(
+        args.customer, args.query, k=args.k, tenant=args.tenant, include_archived=args.include_archived
+    )
     print(to_json([hit for hit in hits]))
     return 0

@@ -11,14 +11,25 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
-    from connector.episodic.models import CaseHit, EpisodicStats, RecordedCase, RestoreReport, RetentionReport
+    from connector.episodic.models import (
+        CaseHit,
+        EpisodicStats,
+        IndexCheck,
+        RecordedCase,
+        RestoreReport,
+        RetentionReport,
+    )  # fmt: skip
 
-__all__ = ["CaseHit", "EpisodicMemory", "EpisodicStats", "RecordedCase", "RestoreReport", "RetentionReport"]
+__all__ = [
+    "CaseHit", "EpisodicMemory", "EpisodicStats", "IndexCheck", "RecordedCase", "RestoreReport",
+    "RetentionReport",
+]  # fmt: skip
 
 _HOMES = {
     "EpisodicMemory": "connector.episodic.memory",
     "CaseHit": "connector.episodic.models",
     "EpisodicStats": "connector.episodic.models",
+    "IndexCheck": "connector.episodic.models",
     "RecordedCase": "connector.episodic.models",
     "RestoreReport": "connector.episodic.models",
     "RetentionReport": "connector.episodic.models",

@@ -7,6 +7,11 @@ candidates of its customers — and the writer applies the cases one after anoth
 case sees the ones before it in the same batch exactly as sequential recording did (the same case
 twice is one entry, a near-duplicate of an earlier case of the batch is merged into it). The result
 goes back with one executemany per kind of change and one Chroma upsert.
+
+Write order (no vector without a committed row): the rows are committed first, re-embedded entries
+marked ``vector_pending``; then Chroma gets the vectors; then the marks are cleared. A failed commit
+has touched no Chroma vector; a failed Chroma write leaves pending rows that the next write of the
+same case, or ``reindex --check --fix``, completes; recall skips a vector whose hash is not its row's.
 """
 
 from __future__ import annotations
@@ -20,12 +25,11 @@ import sqlalchemy as sa
 
 from connector.embeddings.base import Vectors
 from connector.episodic import terms as entry_terms
-from connector.episodic import vectors as copies
 from connector.episodic.ranking import cosine
 from connector.episodic.tables import CASES, ENTRIES, LIVE
 
 if TYPE_CHECKING:
-    from connector.episodic.chroma_index import ChromaIndex
+    from connector.episodic.vector_index import VectorIndex
     from connector.episodic.writer import NewCase
 
 NEAR_DUPLICATE = 0.95
@@ -37,10 +41,15 @@ DupKey = tuple[str, str, str | None, tuple[str, ...]]  # tenant, customer, type,
 # Entry columns a later case may change; one UPDATE statement (executemany) writes them all.
 MUTABLE = (
     "case_type", "summary", "summary_mode", "documents", "doc_keys", "occurred_at", "retain_from",
-    "updated_at", "pii", "embedding_model", "merged_count", "vector",
+    "updated_at", "pii", "embedding_model", "merged_count", "vector_hash", "vector_pending",
 )  # fmt: skip
 _UPDATE_ENTRY = sa.update(ENTRIES).where(ENTRIES.c.id == sa.bindparam("_entry"))
 _UPDATE_CASE = sa.update(CASES).where(CASES.c.id == sa.bindparam("_case"))
+_INDEXED = (
+    sa.update(ENTRIES)
+    .where(ENTRIES.c.id == sa.bindparam("_entry"), ENTRIES.c.vector_hash == sa.bindparam("_hash"))
+    .values(vector_pending=False)
+)
 
 
 def key_of(case: NewCase) -> CaseKey:
@@ -115,15 +124,22 @@ class EntryRow:
 
 
 def known_hashes(conn: sa.Connection, cases: Sequence[NewCase]) -> dict[CaseKey, str]:
-    """Content hash already stored under each case key (to embed only new or changed cases)."""
-    return {key: row.content_hash for key, row in _case_rows(conn, cases).items()}
+    """Content hash already stored and indexed under each case key (to embed only new or changed
+    cases; a case whose entry still waits for its vector is embedded again)."""
+    return {key: row.content_hash for key, row in _case_rows(conn, cases, indexed_only=True).items()}
 
 
-def _case_rows(conn: sa.Connection, cases: Sequence[NewCase]) -> dict[CaseKey, CaseRow]:
+def _case_rows(
+    conn: sa.Connection, cases: Sequence[NewCase], *, indexed_only: bool = False
+) -> dict[CaseKey, CaseRow]:
     c = CASES.c
     found: dict[CaseKey, CaseRow] = {}
     for where in _per_scope(c.tenant, c.customer_id, c.case_key, _wanted(cases, lambda x: x.case_key)):
         statement = sa.select(c.id, c.tenant, c.customer_id, c.case_key, c.content_hash, c.entry_id)
+        if indexed_only:
+            statement = statement.join(ENTRIES, ENTRIES.c.id == c.entry_id).where(
+                ENTRIES.c.vector_pending.is_(False)
+            )
         for r in conn.execute(statement.where(where)):
             found[(r.tenant, r.customer_id, r.case_key)] = CaseRow(r.id, r.content_hash, r.entry_id)
     return found
@@ -139,9 +155,7 @@ class BatchView:
     similar: dict[DupKey, list[str]] = field(default_factory=dict)  # live entries by type + documents
 
     @classmethod
-    def load(
-        cls, conn: sa.Connection, cases: Sequence[NewCase], index: ChromaIndex, *, model_id: str
-    ) -> BatchView:
+    def load(cls, conn: sa.Connection, cases: Sequence[NewCase], index: VectorIndex) -> BatchView:
         view = cls(cases=_case_rows(conn, cases))
         view._load_content(conn, cases)
         view._load_similar(conn, cases)
@@ -150,7 +164,7 @@ class BatchView:
         targets = {r.entry_id for r in view.cases.values()}
         targets.update(e for by_key in view.content.values() for e in by_key.values())
         view._load_entries(conn, sorted(targets | candidates))
-        view._load_vectors(sorted(candidates), index, model_id=model_id)
+        view._load_vectors(sorted(candidates), index)
         return view
 
     def _load_content(self, conn: sa.Connection, cases: Sequence[NewCase]) -> None:
@@ -178,19 +192,9 @@ class BatchView:
             for r in conn.execute(sa.select(ENTRIES).where(ENTRIES.c.id.in_(chunk))).mappings():
                 self.entries[r["id"]] = EntryRow(values=dict(r), new=False)
 
-    def _load_vectors(self, ids: Sequence[str], index: ChromaIndex, *, model_id: str) -> None:
-        """Vectors of the near-duplicate candidates: the relational copy, else Chroma by id."""
-        missing = []
-        for entry_id in ids:
-            entry = self.entries.get(entry_id)
-            if entry is None:
-                continue
-            blob, made_by = entry.values["vector"], entry.values["embedding_model"]
-            if copies.usable(blob, made_by, model_id, index.dimension):
-                entry.vector = copies.decode(blob)
-            else:
-                missing.append(entry_id)
-        for entry_id, vector in index.vectors(missing).items() if missing else ():
+    def _load_vectors(self, ids: Sequence[str], index: VectorIndex) -> None:
+        """Vectors of the near-duplicate candidates, from the index by id."""
+        for entry_id, vector in index.vectors([i for i in ids if i in self.entries]).items():
             self.entries[entry_id].vector = vector
 
     # Lookups ---------------------------------------------------------------------------------------
@@ -230,8 +234,11 @@ class BatchView:
         by_key = self.content.setdefault((case.scope.tenant, case.scope.customer_id, case.content_hash), {})
         by_key[case.case_key] = entry_id
 
-    def put_entry(self, entry_id: str, values: dict[str, Any], vector: Vectors) -> EntryRow:
-        """Create the entry, or rewrite an existing one with new content and a new vector."""
+    def put_entry(self, entry_id: str, values: dict[str, Any], vector: Vectors | None) -> EntryRow:
+        """Create the entry, or rewrite an existing one with new content and a new vector.
+
+        Only live entries have a vector in the index: an archived one keeps none (restore embeds it).
+        """
         entry = self.entries.get(entry_id)
         if entry is None:
             entry = self.entries[entry_id] = EntryRow(values=values, new=True)
@@ -239,9 +246,12 @@ class BatchView:
             self._unlist(entry_id, entry)
             entry.values.update(values)
             entry.changed = True
-        entry.vector, entry.reembedded = vector, True
-        if entry.live:
+        if entry.live and vector is not None:
+            entry.vector, entry.reembedded = vector, True
             self.similar.setdefault(_entry_dup_key(entry.values), []).append(entry_id)
+        else:
+            entry.vector, entry.reembedded = None, False
+            entry.values.update(vector_hash=None, vector_pending=False)
         return entry
 
     def _unlist(self, entry_id: str, entry: EntryRow) -> None:
@@ -256,10 +266,8 @@ class BatchView:
         return entry
 
     # Writing back ----------------------------------------------------------------------------------
-    def flush(
-        self, conn: sa.Connection, index: ChromaIndex, metadata: Callable[[dict[str, Any]], Any]
-    ) -> None:
-        """Rows first (one executemany per kind), then Chroma, all before the caller commits."""
+    def write_rows(self, conn: sa.Connection) -> None:
+        """The batch's rows, one executemany per kind (re-embedded entries arrive ``vector_pending``)."""
         new_cases = [r.values for r in self.cases.values() if r.row_id is None and r.values is not None]
         changed_cases = [
             {"_case": r.row_id, **r.values} for r in self.cases.values() if r.row_id is not None and r.values
@@ -277,12 +285,28 @@ class BatchView:
         touched = [(i, e) for i, e in self.entries.items() if e.live and (e.new or e.changed)]
         entry_terms.unindex_entries(conn, [i for i, e in touched if not e.new])
         entry_terms.index_entries(conn, [e.values for _, e in touched], replace=False)
-        vectors = [(i, e) for i, e in touched if e.reembedded and e.vector is not None]
+
+    def write_index(self, index: VectorIndex, metadata: Callable[[dict[str, Any]], Any]) -> None:
+        """After the rows are committed: the new vectors (one upsert) and the moved metadata."""
+        touched = [(i, e) for i, e in self.entries.items() if e.live and (e.new or e.changed)]
+        vectors = self._reembedded()
         if vectors:
             matrix = np.vstack([e.vector for _, e in vectors if e.vector is not None])
             index.upsert([i for i, _ in vectors], matrix, [metadata(e.values) for _, e in vectors])
         moved = [(i, e) for i, e in touched if not e.reembedded]
         index.update_metadata([i for i, _ in moved], [metadata(e.values) for _, e in moved])
+
+    def clear_pending(self, conn: sa.Connection) -> None:
+        """Chroma has the vectors: the rows stop waiting (unless a later write re-embedded them)."""
+        marks = [{"_entry": i, "_hash": e.values["vector_hash"]} for i, e in self._reembedded()]
+        _execute(conn, _INDEXED, marks)
+
+    def _reembedded(self) -> list[tuple[str, EntryRow]]:
+        return [
+            (i, e)
+            for i, e in self.entries.items()
+            if e.live and (e.new or e.changed) and e.reembedded and e.vector is not None
+        ]
 
 
 def _execute(conn: sa.Connection, statement: Any, rows: Iterable[dict[str, Any]]) -> None:

@@ -2,12 +2,15 @@
 
 Each case is recorded under its customer with the case key ``crm:<CaseID>``, so recording is
 idempotent; ``crm_case.episodic_hash`` remembers which content was recorded, so a case is
-re-recorded (and its entry updated) only when the ERP changed it.
+re-recorded (and its entry updated) only when the ERP changed it. A case closed longer ago than
+the retention window goes straight to the archive (``archived``), a PII one past its window is not
+kept (``expired``): see :mod:`connector.episodic.writer`.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -32,8 +35,8 @@ def _request(subject: str | None, description: str | None) -> str:
     return ". ".join(parts)
 
 
-def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> int:
-    """Record new or changed closed cases of ``tenant``; return how many were recorded."""
+def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> dict[str, int]:
+    """Record new or changed closed cases of ``tenant``; how many, by what became of them."""
     tenant = require_id(tenant, "tenant")
     c = CRM_CASES.c
     pending_filter = sa.and_(
@@ -43,7 +46,7 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> i
         c.customer_external_id.is_not(None),
         sa.or_(c.episodic_hash.is_(None), c.episodic_hash != c.content_hash),
     )
-    recorded = 0
+    recorded: Counter[str] = Counter()
     skipped: set[int] = set()
     erased = episodic.erasures.erased_digests(tenant)
     while True:
@@ -53,7 +56,7 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> i
                 .order_by(c.id).limit(batch_size)
             ).mappings().all()  # fmt: skip
         if not rows:
-            return recorded
+            return dict(recorded)
         for row in rows:
             request = _request(row["subject"], row["description"])
             occurred: datetime | None = row["closed_at"] or row["reported_at"] or row["source_modified_at"]
@@ -68,7 +71,7 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> i
             if customer_digest(tenant, scope.customer_id) in erased:
                 skipped.add(row["id"])  # erased by forget: stays out until the erasure is lifted
                 continue
-            episodic.record_case(
+            result = episodic.record_case(
                 scope.customer_id,
                 request,
                 row["resolution"] or "",
@@ -82,4 +85,4 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> i
                 conn.execute(
                     sa.update(CRM_CASES).where(c.id == row["id"]).values(episodic_hash=row["content_hash"])
                 )
-            recorded += 1
+            recorded[result.status] += 1

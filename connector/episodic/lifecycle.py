@@ -1,32 +1,31 @@
-"""Retention, restore, erasure and reindexing of episodic entries.
+"""Retention, restore, erasure, reindexing and reconciling of episodic entries.
 
 Retention (``connector maintenance retention``, also scheduled): a live entry whose ``retain_from``
 (its case date, or the time it was restored) is older than ``retention.episodic_days`` leaves the
-Chroma index and stays in the relational archive, from where :func:`restore` brings it back. Entries
-flagged PII are deleted from every store once their case date is older than ``retention.pii_days``,
-live or archived. Chroma is changed before the rows are committed, so a failure leaves at worst a
-row without a vector (skipped by recall, fixed by ``reindex``), never a vector without a row.
+vector index and stays in the relational archive, from where :func:`restore` brings it back
+(embedding its stored summary again). Entries flagged PII are deleted from every store once their
+case date is older than ``retention.pii_days``, live or archived.
 
-An archived row keeps the float16 copy of its vector, so :func:`restore` puts it back into Chroma
-without embedding it again, and :func:`reindex` rebuilds Chroma from the copies when they were made
-by the configured model; only rows without a usable copy are embedded (and get one).
+Order between the two stores: what must be gone (PII) leaves Chroma first, so a failed commit leaves
+no PII vector behind (the rows go on the next run); what stays (the archive) is committed first, so
+a failed Chroma delete leaves a vector that no recall reads (recall takes its ids from live rows)
+and that :func:`check_index` reports and removes. Writes commit rows ``vector_pending`` before
+Chroma gets their vectors (see :mod:`connector.episodic.batch`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sqlalchemy as sa
 
-from connector.embeddings.base import Vectors
 from connector.episodic import terms as entry_terms
-from connector.episodic import vectors as copies
-from connector.episodic.models import RestoreReport, RetentionReport
+from connector.episodic.models import IndexCheck, RestoreReport, RetentionReport
 from connector.episodic.summary import embedding_text
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
+from connector.episodic.vector_index import vector_hash
+from connector.episodic.windows import Windows
 from connector.episodic.writer import chroma_metadata
 from connector.erasure.disk import purge_chroma_log
 from connector.lexical import index as lexical
@@ -36,6 +35,20 @@ if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
 
 _CHUNK = 500
+_INDEXED = (
+    sa.update(ENTRIES)
+    .where(ENTRIES.c.id == sa.bindparam("_entry"), ENTRIES.c.vector_hash == sa.bindparam("_hash"))
+    .values(vector_pending=False)
+)
+_STAMP = (
+    sa.update(ENTRIES)
+    .where(ENTRIES.c.id == sa.bindparam("_entry"))
+    .values(
+        vector_hash=sa.bindparam("_hash"),
+        vector_pending=sa.bindparam("_pending"),
+        embedding_model=sa.bindparam("_model"),
+    )
+)
 
 
 def _chunks(ids: Sequence[str]) -> list[list[str]]:
@@ -45,26 +58,27 @@ def _chunks(ids: Sequence[str]) -> list[list[str]]:
 def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
     conf = episodic.retention
     now = episodic.clock.now()
-    pii_cutoff = now - timedelta(days=conf.pii_days)
-    archive_cutoff = now - timedelta(days=conf.episodic_days)
+    windows = Windows.at(now, conf)
     with episodic.engine.connect() as conn:
         pii_rows = conn.execute(
             sa.select(ENTRIES.c.id, ENTRIES.c.status).where(
-                ENTRIES.c.pii.is_(True), ENTRIES.c.occurred_at < pii_cutoff
+                ENTRIES.c.pii.is_(True), ENTRIES.c.occurred_at < windows.pii_before
             )
         ).all()
         old_ids = (
             conn.execute(
                 sa.select(ENTRIES.c.id).where(
-                    ENTRIES.c.status == LIVE, ENTRIES.c.retain_from < archive_cutoff, ENTRIES.c.pii.is_(False)
+                    ENTRIES.c.status == LIVE,
+                    ENTRIES.c.retain_from < windows.archive_before,
+                    ENTRIES.c.pii.is_(False),
                 )
             )
             .scalars()
             .all()
         )
     pii_ids = [r.id for r in pii_rows]
-    if pii_ids or old_ids:
-        episodic.index.delete([r.id for r in pii_rows if r.status == LIVE] + list(old_ids))
+    if pii_ids:
+        episodic.index.delete([r.id for r in pii_rows if r.status == LIVE])
     with episodic.engine.begin() as conn:
         entry_terms.unindex_entries(conn, [*pii_ids, *old_ids])
         for chunk in _chunks(pii_ids):
@@ -72,8 +86,12 @@ def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
             conn.execute(sa.delete(ENTRIES).where(ENTRIES.c.id.in_(chunk)))
         for chunk in _chunks(old_ids):
             conn.execute(
-                sa.update(ENTRIES).where(ENTRIES.c.id.in_(chunk)).values(status=ARCHIVED, archived_at=now)
+                sa.update(ENTRIES)
+                .where(ENTRIES.c.id.in_(chunk))
+                .values(status=ARCHIVED, archived_at=now, vector_hash=None, vector_pending=False)
             )
+    if old_ids:
+        episodic.index.delete(list(old_ids))
     return RetentionReport(
         ran_at=now,
         archived=len(old_ids),
@@ -87,7 +105,8 @@ def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
 def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | None) -> RestoreReport:
     """Bring a customer's archived entries (all, or those holding ``case_ids``) back into the index.
 
-    A restored entry's retention clock restarts now, so the next retention pass keeps it.
+    A restored entry's retention clock restarts now, so the next retention pass keeps it. Its stored
+    summary is embedded again (the archive keeps no vector).
     """
     now = episodic.clock.now()
     query = sa.select(ENTRIES).where(
@@ -102,20 +121,35 @@ def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | No
             CASES.c.case_key.in_(list(case_ids)),
         )
         query = query.where(ENTRIES.c.id.in_(holding))
-    with episodic.engine.begin() as conn:
+    with episodic.engine.connect() as conn:
         rows = [dict(r) for r in conn.execute(query).mappings()]
-        if not rows:
-            return RestoreReport(restored=0)
-        ids = [r["id"] for r in rows]
-        vectors = _vectors_for(episodic, conn, rows)
+    if not rows:
+        return RestoreReport(restored=0)
+    with episodic.engine.begin() as conn:
         conn.execute(
             sa.update(ENTRIES)
-            .where(ENTRIES.c.id.in_(ids))
+            .where(ENTRIES.c.id.in_([r["id"] for r in rows]), ENTRIES.c.status == ARCHIVED)
             .values(status=LIVE, archived_at=None, retain_from=now)
         )
         entry_terms.index_entries(conn, rows)
-        episodic.index.upsert(ids, vectors, [chroma_metadata(r) for r in rows])
-    return RestoreReport(restored=len(ids), entry_ids=tuple(ids))
+    _index_rows(episodic, rows)
+    return RestoreReport(restored=len(rows), entry_ids=tuple(r["id"] for r in rows))
+
+
+def _index_rows(episodic: EpisodicMemory, rows: list[dict[str, Any]]) -> None:
+    """Embed the rows' summaries and give Chroma their vectors, in the writer's order: the rows are
+    marked pending with their new hash and committed, then Chroma is written, then the marks cleared."""
+    embedder = episodic.embedder
+    texts = [embedding_text(r["summary"]) for r in rows]
+    vectors = embedder.embed(texts)
+    for row, text in zip(rows, texts, strict=True):
+        row["vector_hash"] = vector_hash(embedder.model_id, text)
+    marks = [{"_entry": r["id"], "_hash": r["vector_hash"]} for r in rows]
+    with episodic.engine.begin() as conn:
+        conn.execute(_STAMP, [{**m, "_pending": True, "_model": embedder.model_id} for m in marks])
+    episodic.index.upsert([r["id"] for r in rows], vectors, [chroma_metadata(r) for r in rows])
+    with episodic.engine.begin() as conn:
+        conn.execute(_INDEXED, marks)
 
 
 def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
@@ -141,79 +175,87 @@ def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
     }
 
 
-def reindex(episodic: EpisodicMemory, *, batch_size: int = 256) -> int:
-    """Rebuild the Chroma collection from the live entries: their vector copies, else embeddings.
+def reindex(episodic: EpisodicMemory) -> int:
+    """Make the vector index hold every live entry's vector for the configured embedder.
 
-    Rows without a copy first take it from the existing collection when that was built with the
-    configured model, so an upgraded store is rebuilt without embedding anything again.
+    An index built with this model is reconciled (:func:`check_index` with ``fix``): nothing already
+    right is embedded again. An index of another model (or none) is dropped and every live entry is
+    embedded from its stored summary. Returns the number of live entries.
     """
-    index = episodic.index
-    _backfill_copies(episodic, batch_size)
+    embedder = episodic.embedder
     with episodic.engine.begin() as conn:
         entry_terms.index_live_entries(conn)
-    index.recreate()
-    done = 0
-    last_id = ""
-    while True:
-        with episodic.engine.begin() as conn:
-            rows = _live_page(conn, last_id, batch_size)
-            if not rows:
-                return done
-            ids = [r["id"] for r in rows]
-            index.upsert(ids, _vectors_for(episodic, conn, rows), [chroma_metadata(r) for r in rows])
-        done += len(rows)
-        last_id = ids[-1]
+    if episodic.index.stored_model() == (embedder.model_id, embedder.dimension):
+        return check_index(episodic, fix=True).live_entries
+    episodic.index.recreate()
+    with episodic.engine.begin() as conn:
+        conn.execute(sa.update(ENTRIES).where(ENTRIES.c.status == LIVE).values(vector_hash=None))
+    return check_index(episodic, fix=True).live_entries
 
 
-def _live_page(
-    conn: sa.Connection, after_id: str, limit: int, *, without_copy: bool = False
-) -> list[dict[str, Any]]:
-    query = sa.select(ENTRIES).where(ENTRIES.c.status == LIVE, ENTRIES.c.id > after_id)
-    if without_copy:
-        query = query.where(ENTRIES.c.vector.is_(None))
-    return [dict(r) for r in conn.execute(query.order_by(ENTRIES.c.id).limit(limit)).mappings()]
+def check_index(episodic: EpisodicMemory, *, fix: bool) -> IndexCheck:
+    """Compare the live entries with the vector index id by id; with ``fix`` repair both ways.
 
-
-def _backfill_copies(episodic: EpisodicMemory, batch_size: int) -> None:
-    """Live rows without a copy (written before migration 0006) take it from the existing index."""
-    embedder = episodic.embedder
-    if episodic.index.stored_model() != (embedder.model_id, embedder.dimension):
-        return  # no index, or one of another model: those rows are embedded by reindex
-    last_id = ""
-    while True:
-        with episodic.engine.begin() as conn:
-            rows = _live_page(conn, last_id, batch_size, without_copy=True)
-            if not rows:
-                return
-            fetched = episodic.index.vectors([r["id"] for r in rows])
-            _store_copies(conn, fetched, embedder.model_id)
-        last_id = rows[-1]["id"]
-
-
-def _vectors_for(episodic: EpisodicMemory, conn: sa.Connection, rows: list[dict[str, Any]]) -> Vectors:
-    """The rows' vectors: their copies when the configured model made them, else embedded now.
-
-    Rows embedded here get a fresh copy and the model's name, in the caller's transaction.
+    - orphan: a vector whose id is not a live entry (archived, deleted, or a write that never
+      committed): deleted;
+    - missing: a live entry without a vector, or with one of another scope, or whose write is still
+      pending, or whose vector's hash is not the row's: embedded from its summary again;
+    - unstamped: a live entry from before vector hashes whose vector is there: its hash is recorded
+      in both stores, nothing is embedded.
     """
-    embedder = episodic.embedder
-    model_id, dimension = embedder.model_id, embedder.dimension
-    usable = [copies.usable(r["vector"], r["embedding_model"], model_id, dimension) for r in rows]
-    stale = [r for r, ok in zip(rows, usable, strict=True) if not ok]
-    embedded = embedder.embed([embedding_text(r["summary"]) for r in stale]) if stale else None
-    fresh = {r["id"]: embedded[i] for i, r in enumerate(stale)} if embedded is not None else {}
-    _store_copies(conn, fresh, model_id)
-    matrix = np.empty((len(rows), dimension), dtype=np.float32)
-    for i, (row, ok) in enumerate(zip(rows, usable, strict=True)):
-        matrix[i] = copies.decode(row["vector"]) if ok else fresh[row["id"]]
-    return matrix
+    index = episodic.index
+    with episodic.engine.connect() as conn:
+        live = {
+            r.id: r
+            for r in conn.execute(
+                sa.select(
+                    ENTRIES.c.id, ENTRIES.c.tenant, ENTRIES.c.customer_id, ENTRIES.c.vector_hash,
+                    ENTRIES.c.vector_pending,
+                ).where(ENTRIES.c.status == LIVE)
+            )
+        }  # fmt: skip
+    stamps = dict(index.stamps())
+    orphans = sorted(set(stamps) - set(live))
+    missing, unstamped = [], []
+    for entry_id, row in live.items():
+        stamp = stamps.get(entry_id)
+        if stamp is None or row.vector_pending or stamp.scope != (row.tenant, row.customer_id):
+            missing.append(entry_id)
+        elif row.vector_hash is None:
+            unstamped.append(entry_id)
+        elif stamp.vector_hash != row.vector_hash:
+            missing.append(entry_id)
+    if fix:
+        index.delete(orphans)
+        for chunk in _chunks(sorted(missing)):
+            _index_rows(episodic, _rows(episodic, chunk))
+        for chunk in _chunks(sorted(unstamped)):
+            _stamp_rows(episodic, _rows(episodic, chunk))
+    return IndexCheck(
+        live_entries=len(live),
+        index_vectors=len(stamps),
+        orphans=len(orphans),
+        missing=len(missing),
+        unstamped=len(unstamped),
+        fixed=fix,
+    )
 
 
-def _store_copies(conn: sa.Connection, vectors: Mapping[str, Vectors], model_id: str) -> None:
-    if vectors:
-        conn.execute(
-            sa.update(ENTRIES).where(ENTRIES.c.id == sa.bindparam("_entry")),
-            [
-                {"_entry": i, "vector": copies.encode(v), "embedding_model": model_id}
-                for i, v in vectors.items()
-            ],
-        )
+def _rows(episodic: EpisodicMemory, ids: list[str]) -> list[dict[str, Any]]:
+    with episodic.engine.connect() as conn:
+        query = sa.select(ENTRIES).where(ENTRIES.c.id.in_(ids), ENTRIES.c.status == LIVE)
+        return [dict(r) for r in conn.execute(query.order_by(ENTRIES.c.id)).mappings()]
+
+
+def _stamp_rows(episodic: EpisodicMemory, rows: list[dict[str, Any]]) -> None:
+    """Rows from before hashes: hash the text their vector was made from, in both stores."""
+    model_id = episodic.embedder.model_id
+    for row in rows:
+        row["vector_hash"] = vector_hash(model_id, embedding_text(row["summary"]))
+    episodic.index.update_metadata([r["id"] for r in rows], [chroma_metadata(r) for r in rows])
+    with episodic.engine.begin() as conn:
+        marks = [
+            {"_entry": r["id"], "_hash": r["vector_hash"], "_pending": False, "_model": model_id}
+            for r in rows
+        ]
+        conn.execute(_STAMP, marks)

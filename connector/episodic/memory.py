@@ -1,21 +1,21 @@
 """Episodic memory: resolved-case summaries of each customer, recalled by similarity.
 
-Scope first, similarity second. A recall reads the customer's live entries from the relational
-store (indexed by tenant, customer, status), each with a float16 copy of its vector, and ranks them
-with numpy, so its cost follows the customer's history, not the index size, and Chroma is not
-touched at all; only rows without a usable copy (written before migration 0006, or by another model)
-have their vectors fetched from Chroma by id. The query is embedded on a worker thread while the rows
-are read, since the model releases the GIL. Document numbers in the query are matched lexically and
-rank first. The scope always comes from the explicit
-``customer_id`` / ``tenant`` arguments and is validated before any store is touched; caller metadata
-is stored as data and never consulted for scope.
+Scope first, similarity second. A recall reads the ids of the customer's live entries from the
+relational store (indexed by tenant, customer, status), fetches their vectors from the vector index
+(Chroma, the store of record for vectors) by id, checks each against its row (scope and vector
+hash, :func:`~connector.episodic.vector_index.guarded`) and ranks them, so its cost follows the
+customer's history, not the index size. The query is embedded on a worker thread while the rows
+and vectors are read, since the model releases the GIL. Document numbers in the query are matched
+lexically and rank first; ``include_archived`` also reaches archived entries by document number.
+The scope always comes from the explicit ``customer_id`` / ``tenant`` arguments and is validated
+before any store is touched; caller metadata is stored as data and never consulted for scope.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +26,12 @@ from sqlalchemy.engine import Engine
 from connector.clock import Clock
 from connector.embeddings.base import Embedder, Vectors
 from connector.episodic import erp_cases, lifecycle
-from connector.episodic import vectors as copies
-from connector.episodic.chroma_index import ChromaIndex
-from connector.episodic.documents import query_doc_keys
+from connector.episodic.documents import matches, query_doc_keys
 from connector.episodic.fusion import Fused, Fusion, fuse
 from connector.episodic.models import (
     CaseHit,
     EpisodicStats,
+    IndexCheck,
     InvalidCaseError,
     RecordedCase,
     RestoreReport,
@@ -40,6 +39,8 @@ from connector.episodic.models import (
 )
 from connector.episodic.ranking import score_threshold
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
+from connector.episodic.vector_index import VectorIndex, guarded
+from connector.episodic.windows import Windows
 from connector.episodic.writer import CaseWriter, NewCase, validate
 from connector.erasure import Erasures
 from connector.errors import StoreError
@@ -56,22 +57,25 @@ MAX_K = 50
 _END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
 
 # Built once: a recall runs these statements with parameters, without rebuilding them each time.
-# Ranking reads only what it needs of every scope row (id, vector copy, and the document keys when
+# Ranking reads only what it needs of every scope row (id, vector hash, and the document keys when
 # the query names documents); the shown fields are read for the top k only. On a customer with 100
 # entries this halved the rows' cost (no JSON or timestamp decoding per row).
 _SCOPE = (
     ENTRIES.c.tenant == sa.bindparam("tenant"),
     ENTRIES.c.customer_id == sa.bindparam("customer_id"),
 )
+_NOT_EXPIRED = (
+    sa.or_(ENTRIES.c.pii.is_(False), ENTRIES.c.occurred_at >= sa.bindparam("pii_after")),
+    ENTRIES.c.occurred_at <= sa.bindparam("as_of"),
+)
 _RECALLABLE = (
     *_SCOPE,
     ENTRIES.c.status == LIVE,
     ENTRIES.c.retain_from >= sa.bindparam("retain_after"),
-    sa.or_(ENTRIES.c.pii.is_(False), ENTRIES.c.occurred_at >= sa.bindparam("pii_after")),
-    ENTRIES.c.occurred_at <= sa.bindparam("as_of"),
+    *_NOT_EXPIRED,
 )
 _OF_TYPE = ENTRIES.c.case_type == sa.bindparam("case_type")
-_RANKED_COLUMNS = (ENTRIES.c.id, ENTRIES.c.embedding_model, ENTRIES.c.vector)
+_RANKED_COLUMNS = (ENTRIES.c.id, ENTRIES.c.vector_hash)
 _CANDIDATES = {
     (with_docs, of_type): sa.select(*_RANKED_COLUMNS, *([ENTRIES.c.doc_keys] if with_docs else [])).where(
         *_RECALLABLE, *([_OF_TYPE] if of_type else [])
@@ -83,6 +87,13 @@ _DETAILS = sa.select(
     ENTRIES.c.id, ENTRIES.c.case_id, ENTRIES.c.occurred_at, ENTRIES.c.summary, ENTRIES.c.summary_mode,
     ENTRIES.c.documents, ENTRIES.c.case_type,
 ).where(*_SCOPE, ENTRIES.c.id.in_(sa.bindparam("ids", expanding=True)))  # fmt: skip
+# The archive, reached on purpose (``include_archived``): archived entries, matched by document number.
+_ARCHIVED = {
+    of_type: sa.select(ENTRIES.c.id, ENTRIES.c.doc_keys).where(
+        *_SCOPE, ENTRIES.c.status == ARCHIVED, *_NOT_EXPIRED, *([_OF_TYPE] if of_type else [])
+    )
+    for of_type in (False, True)
+}
 
 # Threads that embed recall queries while the caller reads the scope's rows.
 QUERY_POOL = LazyPool("episodic-query")
@@ -98,7 +109,7 @@ class EpisodicMemory:
         clock: Clock,
         retention: RetentionSettings,
         embedder: Callable[[], Embedder],
-        index: Callable[[Embedder], ChromaIndex],
+        index: Callable[[Embedder], VectorIndex],
         llm: LLMClient | None,
         erasures: Erasures,
         default_tenant: str,
@@ -106,6 +117,7 @@ class EpisodicMemory:
     ) -> None:
         """``embedder`` and ``index`` are factories, called once on first use: loading a model or
         opening Chroma is slow or may fail, and a context without past cases needs neither.
+        ``index`` makes the store of record for entry vectors (Chroma, or any VectorIndex).
         ``embedded_chroma_path`` is the directory of an embedded Chroma, whose write-ahead log
         ``forget`` purges (None for a Chroma server)."""
         self.engine = engine
@@ -119,7 +131,7 @@ class EpisodicMemory:
         self._make_embedder = embedder
         self._make_index = index
         self._embedder: Embedder | None = None
-        self._index: ChromaIndex | None = None
+        self._index: VectorIndex | None = None
         self._lock = threading.Lock()
 
     @property
@@ -131,7 +143,7 @@ class EpisodicMemory:
         return self._embedder
 
     @property
-    def index(self) -> ChromaIndex:
+    def index(self) -> VectorIndex:
         if self._index is None:
             embedder = self.embedder
             with self._lock:
@@ -203,9 +215,14 @@ class EpisodicMemory:
         tenant: str | None = None,
         case_type: str | None = None,
         as_of: datetime | None = None,
+        include_archived: bool = False,
     ) -> list[CaseHit]:
         """Up to ``k`` past cases of this customer like ``query``: document-number matches first, then
-        by the fusion of the lexical and dense scores (:mod:`connector.episodic.fusion`)."""
+        by the fusion of the lexical and dense scores (:mod:`connector.episodic.fusion`).
+
+        ``include_archived`` also searches the archive (entries past retention) by the document
+        numbers the query names; such hits rank after live document matches and say ``archived``.
+        """
         scope = self._scope(customer_id, tenant)
         if not isinstance(query, str) or not query.strip():
             got = "a blank string" if isinstance(query, str) else type(query).__name__
@@ -220,42 +237,52 @@ class EpisodicMemory:
         terms = query_terms(query)
         with self.engine.connect() as conn:
             rows = self._candidates(conn, scope, case_type, as_of, with_docs=bool(query_keys))
-            rows, matrix = self._vectors_of(rows) if rows else (rows, None)
-            if matrix is None or not rows:
-                return []
-            scored = lexical.search(conn, scope, CASE_SOURCE, terms, (r.id for r in rows))
+            rows, matrix = self._vectors_of(scope, rows)
+            scored = lexical.search(conn, scope, CASE_SOURCE, terms, (r.id for r in rows)) if rows else {}
             entry_keys = [r.doc_keys for r in rows] if query_keys else [()] * len(rows)
             ranked = fuse(
                 query_vector.result(), matrix, [scored.get(r.id) for r in rows], entry_keys, query_keys,
                 k=k, threshold=score_threshold(embedder.model_id), fusion=self.fusion,
             )  # fmt: skip
-            details = self._details(conn, scope, [rows[r.index].id for r in ranked])
-        return [_hit(details[rows[r.index].id], r) for r in ranked if rows[r.index].id in details]
+            hits = [(rows[r.index].id, r, False) for r in ranked]
+            if include_archived and query_keys:
+                hits = _with_archive(hits, self._archived(conn, scope, query_keys, case_type, as_of), k)
+            details = self._details(conn, scope, [entry_id for entry_id, _, _ in hits])
+        return [_hit(details[i], r, archived=a) for i, r, a in hits if i in details]
 
-    def _vectors_of(self, rows: list[Any]) -> tuple[list[Any], Vectors]:
-        """The rows' vectors from their relational copies; Chroma by id only for rows without one.
+    def _vectors_of(self, scope: Scope, rows: list[Any]) -> tuple[list[Any], Vectors]:
+        """The rows that have their vector in the index, and those vectors as one matrix.
 
-        A row whose vector is nowhere (Chroma lost it and it has no copy) is left out until reindex.
-        Going to Chroma also checks the collection's model, so a model mismatch is still reported.
+        A row whose vector is missing, of another scope or not the one it wants (a write not yet
+        indexed) is left out until ``reindex --check --fix`` repairs it.
         """
-        model_id, dimension = self.embedder.model_id, self.embedder.dimension
-        copied = [copies.usable(r.vector, r.embedding_model, model_id, dimension) for r in rows]
-        if all(copied):
-            return rows, copies.decode_many([r.vector for r in rows], dimension)
-        fetched = self.index.vectors([r.id for r, ok in zip(rows, copied, strict=True) if not ok])
-        kept: list[Any] = []
-        found: list[Vectors] = []
-        for row, ok in zip(rows, copied, strict=True):
-            vector = copies.decode(row.vector) if ok else fetched.get(row.id)
-            if vector is not None:
-                kept.append(row)
-                found.append(vector)
+        dimension = self.embedder.dimension
+        found = self.index.stored([r.id for r in rows]) if rows else {}
+        vectors = guarded(found, scope, {r.id: r.vector_hash for r in rows})
+        kept = [r for r in rows if r.id in vectors]
         if not kept:
             return [], np.zeros((0, dimension), dtype=np.float32)
-        matrix = np.vstack(found)
+        matrix = np.vstack([vectors[r.id] for r in kept])
         if matrix.shape[1] != dimension:
             raise StoreError(f"index vectors have dimension {matrix.shape[1]}, embedder {dimension}")
         return kept, matrix
+
+    def _archived(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        query_keys: set[str],
+        case_type: str | None,
+        as_of: datetime | None,
+    ) -> list[tuple[str, Fused]]:
+        """Archived entries of the scope naming a queried document, most documents matched first."""
+        found = []
+        for row in conn.execute(_ARCHIVED[case_type is not None], self._params(scope, case_type, as_of)):
+            named = matches(query_keys, row.doc_keys)
+            if named:
+                found.append((row.id, Fused(-1, 0.0, 0.0, 0.0, (), named)))
+        found.sort(key=lambda hit: (-len(hit[1].matched_documents), hit[0]))
+        return found
 
     def _candidates(
         self,
@@ -267,17 +294,19 @@ class EpisodicMemory:
         with_docs: bool,
     ) -> list[Any]:
         """The scope's recallable entries: live, of the type, not past retention or the PII window."""
-        now = self.clock.now()
-        conf = self.retention
-        params = {
+        params = self._params(scope, case_type, as_of)
+        return list(conn.execute(_CANDIDATES[(with_docs, case_type is not None)], params).all())
+
+    def _params(self, scope: Scope, case_type: str | None, as_of: datetime | None) -> dict[str, Any]:
+        windows = Windows.at(self.clock.now(), self.retention)
+        return {
             "tenant": scope.tenant,
             "customer_id": scope.customer_id,
-            "retain_after": now - timedelta(days=conf.episodic_days),
-            "pii_after": now - timedelta(days=conf.pii_days),
+            "retain_after": windows.archive_before,
+            "pii_after": windows.pii_before,
             "as_of": as_of or _END_OF_TIME,
             "case_type": case_type,
         }
-        return list(conn.execute(_CANDIDATES[(with_docs, case_type is not None)], params).all())
 
     @staticmethod
     def _details(conn: sa.Connection, scope: Scope, ids: list[str]) -> dict[str, Any]:
@@ -303,11 +332,19 @@ class EpisodicMemory:
         return lifecycle.forget(self, self._scope(customer_id, tenant))
 
     def reindex(self) -> int:
-        """Rebuild the Chroma index from the relational copy with the configured embedder."""
+        """Make the vector index hold every live entry's vector (rebuilt if the embedder changed)."""
         return lifecycle.reindex(self)
 
+    def check_index(self, *, fix: bool = False) -> IndexCheck:
+        """Compare the relational entries with the vector index id by id; ``fix`` repairs both ways."""
+        return lifecycle.check_index(self, fix=fix)
+
     def ingest_erp_cases(self, tenant: str) -> int:
-        """Record closed CRM cases of ``tenant`` that are new or changed since last time."""
+        """Record closed CRM cases of ``tenant`` that are new or changed since last time (how many)."""
+        return sum(erp_cases.ingest(self, tenant).values())
+
+    def ingest_erp_cases_by_status(self, tenant: str) -> dict[str, int]:
+        """As :meth:`ingest_erp_cases`, counted by what became of each case (created, archived, ...)."""
         return erp_cases.ingest(self, tenant)
 
     def stats(self) -> EpisodicStats:
@@ -336,7 +373,16 @@ def _embed_one(embedder: Embedder, text: str) -> Vectors:
     return vector
 
 
-def _hit(row: Any, ranked: Fused) -> CaseHit:
+def _with_archive(
+    live: list[tuple[str, Fused, bool]], archived: list[tuple[str, Fused]], k: int
+) -> list[tuple[str, Fused, bool]]:
+    """Live document matches, then archived document matches, then the other live hits; top ``k``."""
+    named = [hit for hit in live if hit[1].matched_documents]
+    others = [hit for hit in live if not hit[1].matched_documents]
+    return (named + [(i, r, True) for i, r in archived] + others)[:k]
+
+
+def _hit(row: Any, ranked: Fused, *, archived: bool = False) -> CaseHit:
     return CaseHit(
         case_id=row.case_id,
         entry_id=row.id,
@@ -350,4 +396,5 @@ def _hit(row: Any, ranked: Fused) -> CaseHit:
         case_type=row.case_type,
         summary_mode=row.summary_mode,
         matched_documents=ranked.matched_documents,
+        archived=archived,
     )

@@ -8,7 +8,9 @@ from typing import Literal
 
 from connector.errors import ConnectorError
 
-RecordStatus = Literal["created", "updated", "unchanged", "merged"]
+# "archived": a new case already past the retention window, stored in the archive only (not embedded,
+# not recalled unless asked for); "expired": a PII case already past its PII window, not stored at all.
+RecordStatus = Literal["created", "updated", "unchanged", "merged", "archived", "expired"]
 SummaryMode = Literal["llm", "non-llm"]
 
 
@@ -50,6 +52,7 @@ class CaseHit:
     lexical_score: float = 0.0
     fused_score: float = 0.0
     matched_terms: tuple[str, ...] = ()
+    archived: bool = False  # found in the archive (``recall(..., include_archived=True)``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,22 @@ class RetentionReport:
 class RestoreReport:
     restored: int
     entry_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexCheck:
+    """``reindex --check``: how the live entries and the vector index differ (and whether fixed)."""
+
+    live_entries: int
+    index_vectors: int
+    orphans: int  # vectors without a live entry
+    missing: int  # live entries without their vector (absent, pending, stale or of another scope)
+    unstamped: int  # live entries from before vector hashes, vector present
+    fixed: bool
+
+    @property
+    def consistent(self) -> bool:
+        return self.orphans == self.missing == self.unstamped == 0
 
 
 @dataclass(frozen=True, slots=True)

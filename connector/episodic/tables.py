@@ -1,8 +1,10 @@
 """Relational side of episodic memory: the raw cases, the index entries and their archive state.
 
-``episodic_entry`` is the authority: one row per live or archived summary, keyed by the id it has
-in Chroma, carrying the scope (tenant, customer) that recall filters on and a compact copy of the
-vector, so recall ranks from the scope's rows alone (Chroma only for rows without a copy).
+``episodic_entry`` is the authority on what exists: one row per live or archived summary, keyed by
+the id its vector has in Chroma (the store of record for vectors), carrying the scope (tenant,
+customer) that recall filters on and the ``vector_hash`` its vector must have. ``vector_pending``
+is true from the moment a write commits a new or re-embedded row until Chroma has its vector, so a
+write interrupted between the two stores is visible (and repaired by ``reindex --check --fix``).
 ``episodic_case`` keeps every recorded case verbatim (request, resolution, transcript) and points
 to the entry it became, so near-duplicates merged into one entry keep their own raw record.
 Imports only sqlmodel/sqlalchemy and ``connector.db.types``, so ``connector.schema`` imports it cheaply.
@@ -50,9 +52,12 @@ class EpisodicEntry(SQLModel, table=True):
     status: str = Field(default=LIVE, max_length=16)
     embedding_model: str = Field(max_length=128)
     merged_count: int = 1
-    # The vector as float16 bytes, made by ``embedding_model`` (see connector.episodic.vectors);
-    # NULL for rows written before migration 0006, which recall reads from Chroma instead.
-    vector: bytes | None = Field(default=None, sa_column=sa.Column(sa.LargeBinary(), nullable=True))
+    # Which model and text made the entry's vector in Chroma (connector.episodic.vector_index);
+    # NULL for rows written before migration 0007 and for entries archived at write (no vector).
+    vector_hash: str | None = Field(default=None, max_length=32)
+    vector_pending: bool = Field(
+        default=False, sa_column=sa.Column(sa.Boolean(), nullable=False, server_default=sa.false())
+    )
 
 
 class EpisodicCase(SQLModel, table=True):

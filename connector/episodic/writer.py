@@ -7,10 +7,12 @@ Idempotence and de-duplication, in this order, inside one customer's scope:
 3. near-duplicate -> ``merged`` into the existing entry: same case type, the same set of document
    numbers and cosine >= ``NEAR_DUPLICATE``. Requiring equal document numbers keeps two genuinely
    separate incidents (say, duplicate charges on two different invoices) apart, however alike.
-Relational rows (each entry with the float16 copy of its vector) and Chroma vectors are written in
-one transaction: a Chroma failure rolls the rows back. A batch is read and written set-wise (see
-:mod:`connector.episodic.batch`); its cases are applied in order, so duplicates and near-duplicates
-within one batch are caught just as across batches.
+Retention applies at write time: a new case dated past the retention window goes straight to the
+archive (``archived``; not embedded, since nothing recalls it by similarity), and a PII case past its
+PII window is not stored at all (``expired``), as the next retention pass would delete it.
+Rows are committed before Chroma gets the vectors (see :mod:`connector.episodic.batch` for the
+order and what a failure leaves). A batch is read and written set-wise; its cases are applied in
+order, so duplicates and near-duplicates within one batch are caught just as across batches.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.exc import IntegrityError
 
 from connector.embeddings.base import Vectors
-from connector.episodic import vectors as copies
 from connector.episodic.batch import NEAR_DUPLICATE, BatchView, EntryRow, key_of, known_hashes
 from connector.episodic.documents import extract_doc_keys, keys_for_documents, normalise_documents
 from connector.episodic.models import InvalidCaseError, RecordedCase, RecordStatus
 from connector.episodic.summary import Summary, embedding_text, summarise
-from connector.episodic.tables import LIVE
+from connector.episodic.tables import ARCHIVED, LIVE
+from connector.episodic.vector_index import HASH_KEY, vector_hash
+from connector.episodic.windows import Windows
+from connector.errors import StoreError
 from connector.scope import Scope, require_id
 from connector.storable import REPLACEMENT, storable, storable_text
 
@@ -144,6 +148,7 @@ def chroma_metadata(entry: Mapping[Any, Any]) -> dict[str, Any]:
         "occurred_at_ts": int(occurred.timestamp()),
         "documents": ", ".join(entry["documents"]),
         "pii": bool(entry["pii"]),
+        HASH_KEY: entry["vector_hash"] or "",
     }
 
 
@@ -152,7 +157,7 @@ class CaseWriter:
 
     def __init__(self, episodic: EpisodicMemory) -> None:
         self.episodic = episodic
-        self._prepared: dict[int, tuple[Summary, Vectors]] = {}
+        self._prepared: dict[int, tuple[Summary, Vectors, str]] = {}
 
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
         erasures = self.episodic.erasures
@@ -165,15 +170,29 @@ class CaseWriter:
 
     def _write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
         episodic = self.episodic
+        now = episodic.clock.now()
+        windows = Windows.at(now, episodic.retention)
         with episodic.engine.connect() as conn:
             known = known_hashes(conn, cases)
-        self._prepare([c for c in cases if known.get(key_of(c)) != c.content_hash])
+        self._prepare([
+            c for c in cases
+            if known.get(key_of(c)) != c.content_hash
+            and (key_of(c) in known or windows.fate(c.occurred_at, pii=c.pii) == "live")
+        ])  # fmt: skip
         index = self.episodic.index
-        now = episodic.clock.now()
         with episodic.engine.begin() as conn:
-            view = BatchView.load(conn, cases, index, model_id=self.episodic.embedder.model_id)
-            results = [self._apply(view, case, now) for case in cases]
-            view.flush(conn, index, chroma_metadata)
+            view = BatchView.load(conn, cases, index)
+            results = [self._apply(view, case, now, windows) for case in cases]
+            view.write_rows(conn)
+        try:
+            view.write_index(index, chroma_metadata)
+        except StoreError as exc:
+            raise StoreError(
+                f"{exc}. The cases are stored and their vectors pending: record them again, or run "
+                "`connector episodic reindex --check --fix`"
+            ) from None
+        with episodic.engine.begin() as conn:
+            view.clear_pending(conn)
         return results
 
     def _prepare(self, cases: Sequence[NewCase]) -> None:
@@ -187,44 +206,69 @@ class CaseWriter:
             return
         text_of = {case_id: embedding_text(s.text) for case_id, s in summaries.items()}
         texts = list(dict.fromkeys(text_of.values()))
-        embedded = self.episodic.embedder.embed(texts)
+        embedder = self.episodic.embedder
+        embedded = embedder.embed(texts)
         row_of = {text: i for i, text in enumerate(texts)}
         for case_id, summary in summaries.items():
-            self._prepared[case_id] = (summary, embedded[row_of[text_of[case_id]]])
+            text = text_of[case_id]
+            self._prepared[case_id] = (summary, embedded[row_of[text]], vector_hash(embedder.model_id, text))
 
-    def _summary_and_vector(self, case: NewCase) -> tuple[Summary, Vectors]:
+    def _summary_and_vector(self, case: NewCase) -> tuple[Summary, Vectors, str]:
         if id(case) not in self._prepared:  # known unchanged at first, changed since: embed now
             self._prepare([case])
         return self._prepared[id(case)]
 
-    def _apply(self, view: BatchView, case: NewCase, now: datetime) -> RecordedCase:
+    def _apply(self, view: BatchView, case: NewCase, now: datetime, windows: Windows) -> RecordedCase:
         """One case against the batch's view of the store, in the order the module docstring gives."""
         row = view.cases.get(key_of(case))
-        if row is not None and row.content_hash == case.content_hash and row.entry_id in view.entries:
-            return _result(case, view.entries[row.entry_id], "unchanged")
-        summary, vector = self._summary_and_vector(case)
+        entry = view.entries.get(row.entry_id) if row is not None else None
+        # an entry a failed write left waiting for its vector is written again, not "unchanged"
+        waiting = entry is not None and entry.values["vector_pending"] and not entry.reembedded
+        if row is not None and entry is not None and not waiting and row.content_hash == case.content_hash:
+            return _result(case, entry, "unchanged")
+        fate = windows.fate(case.occurred_at, pii=case.pii)
+        if row is None and fate == "expired":
+            return _expired(case)
+        target = view.same_content(case) if row is None else None
+        if row is None and target is None and fate == "archived":
+            return self._archive(view, case, now)
+        summary, vector, digest = self._summary_and_vector(case)
         if row is not None:
-            values = self._content_values(case, summary, vector, now)
-            if row.entry_id not in view.entries:  # its entry vanished: recreate it under the same id
+            values = self._content_values(case, summary, digest, now)
+            if entry is None:  # its entry vanished: recreate it under the same id
                 values = {**self._new_entry_values(row.entry_id, case, now), **values}
-            entry = view.put_entry(row.entry_id, values, vector)
+            written = view.put_entry(row.entry_id, values, vector)
             view.rewrite_case(row, case, _case_values(case, now))
-            return _result(case, entry, "updated")
-        target = view.same_content(case) or view.near_duplicate(case, vector)
+            return _result(case, written, "updated")
+        target = target or view.near_duplicate(case, vector)
         if target is not None:
             view.add_case(case, target, _case_values(case, now))
             return _result(case, view.change(target, _merged(view.entries[target], case, now)), "merged")
         entry_id = entry_id_for(case.scope, case.case_key)
         values = {
             **self._new_entry_values(entry_id, case, now),
-            **self._content_values(case, summary, vector, now),
+            **self._content_values(case, summary, digest, now),
         }
-        entry = view.put_entry(entry_id, values, vector)
+        written = view.put_entry(entry_id, values, vector)
         view.add_case(case, entry_id, _case_values(case, now))
-        return _result(case, entry, "created")
+        return _result(case, written, "created")
+
+    def _archive(self, view: BatchView, case: NewCase, now: datetime) -> RecordedCase:
+        """A new case already past retention: an archived entry without a vector (restore embeds it)."""
+        summary = _summary(self.episodic.llm, case)
+        entry_id = entry_id_for(case.scope, case.case_key)
+        values = {
+            **self._new_entry_values(entry_id, case, now),
+            **self._content_values(case, summary, None, now),
+            "status": ARCHIVED,
+            "archived_at": now,
+        }
+        written = view.put_entry(entry_id, values, None)
+        view.add_case(case, entry_id, _case_values(case, now))
+        return _result(case, written, "archived")
 
     def _content_values(
-        self, case: NewCase, summary: Summary, vector: Vectors, now: datetime
+        self, case: NewCase, summary: Summary, digest: str | None, now: datetime
     ) -> dict[str, Any]:
         """Entry columns that follow the case's content (set on create and on update)."""
         return {
@@ -238,7 +282,8 @@ class CaseWriter:
             "updated_at": now,
             "pii": case.pii,
             "embedding_model": self.episodic.embedder.model_id,
-            "vector": copies.encode(vector),
+            "vector_hash": digest,
+            "vector_pending": digest is not None,
         }
 
     @staticmethod
@@ -288,6 +333,18 @@ def _result(case: NewCase, entry: EntryRow, status: RecordStatus) -> RecordedCas
         summary=values["summary"],
         summary_mode=values["summary_mode"],
         occurred_at=values["occurred_at"],
+    )
+
+
+def _expired(case: NewCase) -> RecordedCase:
+    """A PII case past its PII window: nothing is stored, the result says so."""
+    return RecordedCase(
+        case_id=case.case_key,
+        entry_id=entry_id_for(case.scope, case.case_key),
+        status="expired",
+        summary="",
+        summary_mode="non-llm",
+        occurred_at=case.occurred_at,
     )
 
 
