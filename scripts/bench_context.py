@@ -3,7 +3,7 @@
 
 Store: N customers with contacts and attributes, M documents (invoices, orders, credit memos;
 about 40% open) bulk-upserted through the sync's own upsert, K episodic entries over all customers
-(relational rows with their vector copies + the random unit vectors in embedded Chroma; the
+(relational rows with their vector hash + the random unit vectors in embedded Chroma; the
 query is embedded for real by the offline MiniLM, so recall runs its real code path), two learned
 facts for every tenth customer, fresh sync state, and sessions of 10 to 500 turns appended through
 ``record_turns`` (tool calls with invoice totals every few turns, deterministic folds).
