@@ -94,8 +94,8 @@ def test_the_section_says_what_it_leaves_out_over_all_open_documents(
         f"balance {left:,.2f} USD (look one up by its number)"
     )
     assert (
-        f"- open receivables: {everything:,.2f} USD across 1000 documents; overdue: {everything:,.2f} USD "
-        "across 1000 invoices"  # all fell due by 2026-01-10
+        f"- open receivables: {everything:,.2f} USD across 1,000 documents; overdue: {everything:,.2f} USD "
+        "across 1,000 invoices"  # all fell due by 2026-01-10
     ) in result.text
 
 

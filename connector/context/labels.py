@@ -130,5 +130,5 @@ def kind_label(doc_type: str, count: int = 1) -> str:
 
 
 def counted(count: int, singular: str, plural: str | None = None) -> str:
-    """``1 invoice``, ``2 invoices``."""
-    return f"{count} {singular if count == 1 else (plural or singular + 's')}"
+    """``1 invoice``, ``2 invoices``, ``1,000 invoices``."""
+    return f"{count:,} {singular if count == 1 else (plural or singular + 's')}"
