@@ -78,16 +78,21 @@ def _run_cli(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
+def _output_until_ready(process: subprocess.Popen[str]) -> str:
+    """What the command printed up to its "Press Ctrl+C" line (it is serving from then on)."""
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if line.startswith("Press Ctrl+C"):
+            break
+    return "".join(lines)
+
+
 def test_fake_erp_serve_prints_url_and_credentials_and_stops_on_sigterm() -> None:
     process = _run_cli("--port", "0", "--seed", "3", "--customers", "40", "--invoices", "20", "--cases", "5")
     try:
-        assert process.stdout is not None
-        lines = []
-        for line in process.stdout:
-            lines.append(line)
-            if line.startswith("Press Ctrl+C"):
-                break
-        output = "".join(lines)
+        output = _output_until_ready(process)
         url = re.search(r"Fake Acumatica serving at (http://127\.0\.0\.1:\d+)", output)
         assert url is not None, output
         for field in (
@@ -124,13 +129,7 @@ def test_fake_erp_serve_refuses_a_busy_port(
 def test_fake_erp_serve_sap_prints_settings_an_adapter_can_read_with() -> None:
     process = _run_cli("--kind", "sap", "--sap-port", "0", "--customers", "7", "--vendors", "2")
     try:
-        assert process.stdout is not None
-        lines = []
-        for line in process.stdout:
-            lines.append(line)
-            if line.startswith("Press Ctrl+C"):
-                break
-        output = "".join(lines)
+        output = _output_until_ready(process)
         assert re.search(r"Fake SAP serving at http://127\.0\.0\.1:\d+", output), output
         block = output[output.index("[[tenants]]") : output.index("Press Ctrl+C")]
         tenant = TenantSettings(**tomllib.loads(block)["tenants"][0])

@@ -54,9 +54,9 @@ def test_resources_resolve_from_an_installed_wheel(wheel: Path, tmp_path: Path) 
     target = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(target)
     code = (
-        "import connector.resources as r, connector.adapters.factory as f; "
+        "import connector.resources as r, connector.adapters.acumatica.streams as s; "
         "print(r.config_dir()); print((r.config_dir() / 'connector.example.toml').is_file()); "
-        "print(f.__file__)"
+        "print(s.__file__, len(s.STREAMS))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],
@@ -66,7 +66,8 @@ def test_resources_resolve_from_an_installed_wheel(wheel: Path, tmp_path: Path) 
         text=True,
         check=True,
     )
-    where, exists, adapters = result.stdout.split()
+    where, exists, adapters, acumatica_streams = result.stdout.split()
     assert where.startswith(str(target))
     assert exists == "True"
     assert adapters.startswith(str(target))
+    assert acumatica_streams == "6"  # the catalog is read from the wheel's own data
