@@ -51,6 +51,17 @@ def _short(text: str | None) -> str | None:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
 
 
+def _model_state(value: Any) -> str | None:
+    """``{"": ["The request body should not be empty."], "CustomerID": ["..."]}`` as one line."""
+    if not isinstance(value, dict):
+        return None
+    parts: list[str] = []
+    for name, messages in value.items():
+        texts = [str(m) for m in messages] if isinstance(messages, list) else [str(messages)]
+        parts.extend(f"{name}: {t}" if name else t for t in texts)
+    return "; ".join(parts) or None
+
+
 def classify(status: int, exception_type: str | None, message: str | None, oauth_error: str | None) -> Action:
     """The action for an Acumatica answer (see the module docstring for the rules)."""
     text = message or ""
@@ -81,6 +92,9 @@ def decoder(tenant: str | None = None) -> ErrorDecoder:
         exception_message = _short(raw_message) if isinstance(raw_message, str) else None
         oauth_error = body.get("error") if isinstance(body.get("error"), str) else None
         oauth_text = body.get("error_description") if isinstance(body.get("error_description"), str) else None
+        model_state = _model_state(body.get("modelState"))
+        if model_state:  # a 400 says only "The request is invalid."; the detail is in modelState
+            exception_message = _short(f"{exception_message or 'The request is invalid'}: {model_state}")
         action = classify(response.status_code, exception_type, exception_message, oauth_error)
         detail: str | None
         if exception_message:

@@ -57,6 +57,8 @@ _MAPPERS: dict[str, Mapper] = {
     "BillingDocument": map_billing_document,
     "OpenItem": map_open_item,
 }
+# Rows a mapper turns into no record on purpose, said in the run's problems (never silently).
+_PASSED_OVER = {"BusinessPartner": "business partner(s) with neither a customer nor a supplier role"}
 _KEYS_PER_READ = 40  # keys per $filter of read_keys: the URL stays well under 8 KB
 # Who owns a scanned key: a partner counts while it has a customer or supplier role.
 _SCAN_FILTERS = {"BusinessPartner": "Customer ne '' or Supplier ne ''"}
@@ -268,6 +270,7 @@ class SAPAdapter:
         mapper = _MAPPERS[definition.name]
         records: list[Record] = []
         problems: list[RecordProblem] = []
+        passed_over: list[str] = []
         newest: datetime | None = None
         zone = self.rules.time_zone
         for row in rows:
@@ -290,9 +293,17 @@ class SAPAdapter:
                 newest = stamp
             if isinstance(mapped, Sequence):
                 records.extend(mapped)
+                if not mapped and entity is not None and definition.name in _PASSED_OVER:
+                    passed_over.append(definition.key_of(entity) or "?")
             else:
                 records.append(mapped)
-        return Page(definition.name, number, records, max_modified=newest, problems=problems)
+        notes = []
+        if passed_over:
+            shown = ", ".join(passed_over[:5]) + (
+                f" and {len(passed_over) - 5} more" if len(passed_over) > 5 else ""
+            )
+            notes.append(f"passed over {len(passed_over)} {_PASSED_OVER[definition.name]}: {shown}")
+        return Page(definition.name, number, records, max_modified=newest, problems=problems, notes=notes)
 
 
 def _stamp_of(row: Any, definition: StreamDef, catalog: Catalog, zone: tzinfo) -> datetime | None:

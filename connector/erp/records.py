@@ -284,7 +284,9 @@ class Page:
     """One page of a stream as read from the ERP, already mapped.
 
     ``max_modified`` is the largest source modification time on the page *before* any record was
-    skipped, so the watermark never stalls on a malformed record. ``problems`` lists skipped records.
+    skipped, so the watermark never stalls on a malformed record. ``problems`` lists skipped records;
+    ``notes`` say which rows the adapter passed over on purpose (an SAP partner with neither a
+    customer nor a supplier role), so the run shows them instead of dropping them silently.
     """
 
     stream: str
@@ -292,6 +294,7 @@ class Page:
     records: list[Record]
     max_modified: datetime | None = None
     problems: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     requests: int = 1
     # content_hash of each record, when a consumer computed them ahead (the sync does so on its
     # read-ahead thread, which waits for the writer anyway); None: compute when needed

@@ -575,6 +575,10 @@ class SyncRunner:
                 stream=sr.stream,
                 page=number,
             )
+        for note in page.notes:  # rows passed over on purpose: said in the run, not counted as malformed
+            assert sr.run is not None
+            sr.run.problems.append(f"page {number}: {note}")
+            self.reporter.message("info", note, tenant=sr.tenant, stream=sr.stream, page=number)
 
     def _save_watermark(self, conn: sa.Connection, sr: _StreamRun, now: datetime) -> None:
         watermark = next_watermark(

@@ -512,6 +512,14 @@ class FakeAcumatica:
 
     # Auth ---------------------------------------------------------------------------------------
     def _login(self, request: httpx.Request) -> httpx.Response:
+        if not request.read().strip():  # Acumatica's 400: the detail is only in modelState
+            return _json(
+                400,
+                {
+                    "message": "The request is invalid.",
+                    "modelState": {"": ["The request body should not be empty."]},
+                },
+            )
         try:
             body = json.loads(request.read() or b"{}")
         except ValueError:
@@ -593,7 +601,7 @@ class FakeAcumatica:
     def _renderer(self, entity: str, version: str) -> Renderer:
         renderer = self._renderers.get((entity, version))
         if renderer is None:
-            renderer = Renderer(ENTITIES[entity], self.tz, version)
+            renderer = Renderer(ENTITIES[entity], self.tz, version, instance=httpx.URL(self.base_url).path)
             self._renderers[(entity, version)] = renderer
         return renderer
 
@@ -633,7 +641,7 @@ class FakeAcumatica:
             body = self._last_list[entity]
         else:
             page = rows[skip:] if top is None else rows[skip : skip + top]
-            body = renderer.page(page, shape, skip + 1)
+            body = renderer.page(page, shape)  # rowNumber restarts at 1 on every page, as in Acumatica
         self._last_list[entity] = body
         return httpx.Response(200, content=body, headers={"Content-Type": _JSON})
 

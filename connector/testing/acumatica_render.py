@@ -7,8 +7,10 @@ with .NET-style fractions (``2026-03-13T12:12:50.4+00:00``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
@@ -125,10 +127,14 @@ def _encoder(tz: tzinfo, date_suffix: str) -> Callable[[Any], str]:
 class Renderer:
     """Writes JSON text directly (no intermediate dicts): a page of 1,000 rows in a few ms."""
 
-    def __init__(self, definition: EntityDef, tz: tzinfo, version: str) -> None:
+    def __init__(self, definition: EntityDef, tz: tzinfo, version: str, *, instance: str = "") -> None:
         self.definition = definition
         self.tz = tz
-        self.links = f"/entity/Default/{version}/{definition.name}/"
+        # _links carry the instance prefix (/AcumaticaERP) and more than "self", as in real payloads
+        root = f"{instance.rstrip('/')}/entity/Default/{version}"
+        self.links = f"{root}/{definition.name}/"
+        self.files = f"{root}/files/PX.Objects.{definition.name}Maint/{definition.name}/"
+        self._line_ids: dict[int, tuple[Any, str]] = {}
         date_suffix = datetime(2000, 1, 1, tzinfo=tz).isoformat()[10:]  # e.g. "T00:00:00+00:00"
         self.encode = _encoder(tz, date_suffix)
         self._prefix: dict[str, str] = {}
@@ -198,7 +204,22 @@ class Renderer:
         return text
 
     def _list(self, items: list[Any], only: Sequence[str] | None = None) -> str:
-        return "[" + ",".join(self._object(item, only, number) for number, item in enumerate(items, 1)) + "]"
+        """Detail lines, each with ``id``, ``rowNumber``, ``note`` (null) and ``custom`` ({}) like a row."""
+        lines = []
+        for number, item in enumerate(items, 1):
+            text = self._object(item, only, number)
+            head = f'"id":"{self._line_id(item)}","note":null,"custom":{{}}'
+            lines.append("{" + head + ("," + text[1:] if len(text) > 2 else "}"))
+        return "[" + ",".join(lines) + "]"
+
+    def _line_id(self, item: Any) -> str:
+        """A stable GUID per detail line object (the fake's lines have no id of their own)."""
+        known = self._line_ids.get(id(item))
+        if known is not None and known[0] is item:
+            return known[1]
+        guid = str(uuid.UUID(bytes=hashlib.md5(repr(item).encode(), usedforsecurity=False).digest()))
+        self._line_ids[id(item)] = (item, guid)
+        return guid
 
     def record_json(self, row: Row, shape: Shape, row_number: int) -> str:
         values = row.values
@@ -235,7 +256,13 @@ class Renderer:
             self._key(view) + "{" + ",".join(items) + "}" for view, items in custom.items()
         )
         parts.append('"custom":{' + rendered_custom + "}")
-        parts.append('"_links":{"self":' + _encode_basestring(self.links + row.id) + "}")
+        parts.append(
+            '"_links":{"self":'
+            + _encode_basestring(self.links + row.id)
+            + ',"files:put":'
+            + _encode_basestring(self.files + row.id + "/{filename}")
+            + "}"
+        )
         return "{" + ",".join(parts) + "}"
 
     def record(self, row: Row, shape: Shape, row_number: int) -> bytes:

@@ -540,6 +540,9 @@ class _Renderer:
             prefix, type_name = self._meta(entity_set)
             uri = prefix + _key_text(entity_set, row)
             out["__metadata"] = {"id": uri, "uri": uri, "type": type_name}
+            stamp = row.get("LastChangeDateTime")
+            if isinstance(stamp, datetime):  # real S/4 sends the change stamp as the entity's etag
+                out["__metadata"]["etag"] = etag(stamp)
         if select is None:
             out.update(row)  # dates, times and decimals are encoded by dumps(..., self.encode)
         else:
@@ -568,6 +571,12 @@ class _Renderer:
             prefix = f"{self.root}{self.fake.service_path(entity_set.service)}/{entity_set.name}"
             meta = self._metas[entity_set.name] = (prefix, f"{entity_set.service}.{entity_set.name}Type")
         return meta
+
+
+def etag(stamp: datetime) -> str:
+    """``W/"datetimeoffset'2005-10-24T15%3A36%3A52.0000000Z'"``: LastChangeDateTime, URL-encoded."""
+    text = stamp.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{stamp.microsecond:06d}0Z"
+    return "W/\"datetimeoffset'" + text.replace(":", "%3A") + "'\""
 
 
 def _check_tree(entity_set: EntitySet, tree: ExpandTree) -> None:
