@@ -166,3 +166,18 @@ def test_chroma_still_works_after_the_purge_when_reopened(on_disk: Memory) -> No
     reopened = Memory(memory.settings, clock=FrozenClock(NOW), llm=None, engine=memory.engine)
     assert reopened.episodic.index.count() == 5
     assert set(reopened.episodic.index.vectors(kept)) == set(kept)
+
+
+def test_pii_deleted_by_retention_leaves_no_bytes_either(on_disk: Memory) -> None:
+    memory = on_disk
+    memory.record_case("OTHER", "Asked about INV-000001.", "Explained it.")
+    memory.record_case(
+        SECRET_CUSTOMER, f"The {SECRET_PHRASE}.", "Fixed.", case_id=SECRET_CASES[0], pii=True,
+        occurred_at=NOW - timedelta(days=40),
+    )  # fmt: skip
+    needles = [SECRET_PHRASE.encode(), SECRET_CASES[0].encode()]
+    assert files_naming(memory.settings.data_dir, needles)
+
+    assert memory.episodic.apply_retention().pii_deleted == 1
+
+    assert files_naming(memory.settings.data_dir, needles) == {}

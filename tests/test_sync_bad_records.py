@@ -18,6 +18,7 @@ from connector.db.upsert import party_t
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings
 from connector.sync.runlog import run_t
+from connector.sync.status import sync_status
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.server import ServedFake, serve
 
@@ -98,6 +99,8 @@ def test_skip_leaves_the_record_out_and_names_it(rig: Rig) -> None:
     assert result.status == "ok" and result.inserted == 11 and result.skipped == 1
     assert rig.name(bad) is None
     assert f"skipped '{bad}'" in rig.last_problems()
+    [status] = sync_status(rig.engine, now=rig.clock.now(), expected_lag=timedelta(hours=1))
+    assert f"skipped '{bad}'" in (status.last_run_problems or "")  # what `connector sync status` shows
 
 
 def test_fail_stops_the_stream_naming_the_record(rig: Rig) -> None:

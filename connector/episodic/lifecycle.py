@@ -27,7 +27,7 @@ from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.vector_index import vector_hash
 from connector.episodic.windows import Windows
 from connector.episodic.writer import chroma_metadata
-from connector.erasure.disk import purge_chroma_log
+from connector.erasure.disk import purge_chroma_log, scrub_relational
 from connector.lexical import index as lexical
 from connector.scope import Scope
 
@@ -79,6 +79,8 @@ def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
     pii_ids = [r.id for r in pii_rows]
     if pii_ids:
         episodic.index.delete([r.id for r in pii_rows if r.status == LIVE])
+        if episodic.embedded_chroma_path is not None:  # PII leaves no copy in Chroma's log
+            purge_chroma_log(episodic.embedded_chroma_path, pii_ids)
     with episodic.engine.begin() as conn:
         entry_terms.unindex_entries(conn, [*pii_ids, *old_ids])
         for chunk in _chunks(pii_ids):
@@ -92,6 +94,8 @@ def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
             )
     if old_ids:
         episodic.index.delete(list(old_ids))
+    if pii_ids:
+        scrub_relational(episodic.engine)
     return RetentionReport(
         ran_at=now,
         archived=len(old_ids),

@@ -32,6 +32,7 @@ class StreamStatus:
     failures_since_ok: int
     last_full_at: datetime | None
     last_key_scan_at: datetime | None
+    last_run_problems: str | None = None  # records the last run skipped or cleaned, one per line
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,6 +103,7 @@ def sync_status(
                 failures_since_ok=failures_after_ok.get(key, 0),
                 last_full_at=state.last_full_at if state else None,
                 last_key_scan_at=state.last_key_scan_at if state else None,
+                last_run_problems=run.problems if run else None,
             )
         )
     return out
