@@ -173,10 +173,13 @@ def test_pii_deleted_by_retention_leaves_no_bytes_either(on_disk: Memory) -> Non
     memory.record_case("OTHER", "Asked about INV-000001.", "Explained it.")
     memory.record_case(
         SECRET_CUSTOMER, f"The {SECRET_PHRASE}.", "Fixed.", case_id=SECRET_CASES[0], pii=True,
-        occurred_at=NOW - timedelta(days=40),
+        occurred_at=NOW - timedelta(days=20),
     )  # fmt: skip
     needles = [SECRET_PHRASE.encode(), SECRET_CASES[0].encode()]
     assert files_naming(memory.settings.data_dir, needles)
+    clock = memory.clock
+    assert isinstance(clock, FrozenClock)
+    clock.advance(timedelta(days=20))  # now past the 30-day PII policy
 
     assert memory.episodic.apply_retention().pii_deleted == 1
 
