@@ -7,6 +7,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
+import sqlalchemy as sa
 from context_fixtures import NOW, hit, seed_erp, stub_context
 from sqlalchemy.engine import Engine
 
@@ -121,12 +122,29 @@ def test_as_of_sets_today(memory: Memory, context: ContextBuilder) -> None:
     assert result.section("today").items[0].text.startswith("2026-02-14 (Saturday)")
 
 
-def test_unknown_customer_suggests_close_matches(memory: Memory, context: ContextBuilder) -> None:
-    with pytest.raises(UnknownCustomerError) as err:
-        context.build("ABARTEND", "q")
-    assert err.value.suggestions[:2] == ["ABARTENDE", "ABARTENDER2"]
-    assert "ABARTENDX" not in err.value.suggestions  # another tenant's customer is never suggested
-    assert "Did you mean: ABARTENDE" in str(err.value)
+def test_an_unknown_customer_error_names_no_other_customer(memory: Memory, context: ContextBuilder) -> None:
+    """What an agent sees (library, LangGraph, MCP): no other customer's id, and one indexed read."""
+    statements: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    sa.event.listen(memory.engine, "before_cursor_execute", seen)
+    try:
+        with pytest.raises(UnknownCustomerError) as err:
+            context.build("ABARTEND", "q")
+    finally:
+        sa.event.remove(memory.engine, "before_cursor_execute", seen)
+    assert err.value.suggestions == []
+    assert "ABARTENDE" not in str(err.value).replace("'ABARTEND'", "")
+    party_reads = [s for s in statements if "FROM party" in s]
+    assert party_reads and all("party.external_id = " in s for s in party_reads)  # no scan of the ids
+
+
+def test_the_operator_gets_close_matches(memory: Memory, context: ContextBuilder) -> None:
+    suggestions = context.suggestions("ABARTEND")
+    assert suggestions[:2] == ["ABARTENDE", "ABARTENDER2"]
+    assert "ABARTENDX" not in suggestions  # another tenant's customer is never suggested
 
 
 def test_a_session_of_another_customer_is_refused(memory: Memory, context: ContextBuilder) -> None:

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from connector.commands._common import memory_from_settings, to_json
-from connector.errors import ConfigError
+from connector.errors import ConfigError, UnknownCustomerError
 
 
 def register(sub: Any) -> None:
@@ -42,15 +42,21 @@ def _as_of(value: str | None) -> datetime | None:
 
 
 def _context(args: argparse.Namespace) -> int:
-    result = memory_from_settings().build_context(
-        args.customer,
-        args.query,
-        session_id=args.session,
-        tenant=args.tenant,
-        token_budget=args.budget,
-        as_of=_as_of(args.as_of),
-        party_kind="vendor" if args.vendor else "customer",
-    )
+    memory = memory_from_settings()
+    party_kind = "vendor" if args.vendor else "customer"
+    try:
+        result = memory.build_context(
+            args.customer,
+            args.query,
+            session_id=args.session,
+            tenant=args.tenant,
+            token_budget=args.budget,
+            as_of=_as_of(args.as_of),
+            party_kind=party_kind,
+        )
+    except UnknownCustomerError as exc:  # the operator (not an agent) gets "did you mean"
+        close = memory.context.suggestions(exc.customer_id, tenant=args.tenant, party_kind=party_kind)
+        raise UnknownCustomerError(exc.customer_id, close) from None
     if args.json:
         print(to_json(result.to_dict()))
     else:

@@ -93,6 +93,15 @@ class ContextBuilder:
         self.cases = cases
         self.facts = facts
 
+    def suggestions(
+        self, customer_id: str, *, tenant: str | None = None, party_kind: str = "customer"
+    ) -> list[str]:
+        """Ids of the tenant's parties that resemble ``customer_id``: for an operator's "did you
+        mean" (the CLI), never for an agent (they are other customers' ids). Scans the tenant's ids."""
+        scope = Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
+        with self.engine.connect() as conn:
+            return close_matches(conn, scope.tenant, party_kind, scope.customer_id)
+
     @traced_context
     def build(
         self,
@@ -105,8 +114,9 @@ class ContextBuilder:
         as_of: datetime | None = None,
         party_kind: str = "customer",
     ) -> ContextResult:
-        """The context for ``customer_id`` answering ``query``; raises UnknownCustomerError with
-        close matches when the party is not in semantic memory.
+        """The context for ``customer_id`` answering ``query``; raises UnknownCustomerError when
+        the party is not in semantic memory. The error names no other customer (an agent must not
+        learn other ids): an operator's tool asks :meth:`suggestions` for close matches.
 
         ``party_kind="vendor"`` builds a vendor's context: ERP facts, open bills and the session;
         past cases and learned facts are customer memories and are left out.
@@ -149,9 +159,7 @@ class ContextBuilder:
         with self.engine.connect() as conn:
             facts = load_party(conn, scope.tenant, party_kind, scope.customer_id)
             if facts is None:
-                raise UnknownCustomerError(
-                    scope.customer_id, close_matches(conn, scope.tenant, party_kind, scope.customer_id)
-                )
+                raise UnknownCustomerError(scope.customer_id)  # one indexed read; no scan of ids
             owner = (conn, scope.tenant, party_kind, scope.customer_id)
             totals = document_totals(*owner, day)
             named = named_documents(*owner, refs)
