@@ -148,9 +148,13 @@ def recall_cases(
     tenant: str | None = None,
     case_type: str | None = None,
     as_of: datetime | None = None,
+    include_archived: bool = False,
 ) -> list[CaseHit]:
     """This customer's past cases most similar to ``query``: scope first, similarity second."""
-    return _memory().recall_cases(customer_id, query, k, tenant=tenant, case_type=case_type, as_of=as_of)
+    return _memory().recall_cases(
+        customer_id, query, k, tenant=tenant, case_type=case_type, as_of=as_of,
+        include_archived=include_archived,
+    )  # fmt: skip
 
 
 def forget(customer_id: str, *, tenant: str | None = None) -> dict[str, int]:

@@ -229,9 +229,14 @@ class Memory:
         tenant: str | None = None,
         case_type: str | None = None,
         as_of: datetime | None = None,
+        include_archived: bool = False,
     ) -> list[CaseHit]:
-        """Past cases of this customer most similar to ``query`` (scope first, similarity second)."""
-        return self.episodic.recall(customer_id, query, k=k, tenant=tenant, case_type=case_type, as_of=as_of)
+        """Past cases of this customer most similar to ``query`` (scope first, similarity second);
+        ``include_archived`` also reaches the archive by document number."""
+        return self.episodic.recall(
+            customer_id, query, k=k, tenant=tenant, case_type=case_type, as_of=as_of,
+            include_archived=include_archived,
+        )  # fmt: skip
 
     def record_turn(
         self,
