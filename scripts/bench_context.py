@@ -494,7 +494,7 @@ def main() -> int:
         "documents": args.documents,
         "cases": args.cases,
         "session_lengths": lengths,
-        "recall": "real (MiniLM query embedding, ranked against the rows' vector copies)",
+        "recall": "real (MiniLM query embedding, the scope's vectors read from Chroma by id)",
         "load_average_1m": round(os.getloadavg()[0], 2),
         "goal_p95_ms": 25,
     }
