@@ -43,10 +43,16 @@ class LLMClient:
             max_retries=settings.max_retries,
             http_client=http_client,
         )
+        self._owns_http = http_client is None
 
     @property
     def model(self) -> str:
         return self.settings.model
+
+    def close(self) -> None:
+        """Close the HTTP connections this client opened (a client handed in stays the caller's)."""
+        if self._owns_http:
+            self._client.close()
 
     @traced_llm
     def complete(

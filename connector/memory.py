@@ -20,6 +20,8 @@ How a part is wired (follow this when adding a part or a collaborator):
   for the protocols, instead of patching a ``Memory``.
 * ``Memory`` builds each part on first use (a ``cached_property``), so importing the library is
   cheap and a partial configuration still works, and exposes typed shortcuts for agents.
+* What a part starts (worker threads) it stops in its ``close()``; :meth:`Memory.close` closes the
+  parts it built and the resources it opened (embedder, Chroma client, engine connections).
 """
 
 from __future__ import annotations
@@ -38,8 +40,11 @@ from connector.scope import Scope, tenant_or_default
 from connector.settings import Settings, load_settings
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     from connector.context import ContextBuilder, ContextResult
     from connector.context.lookup import DocumentDetail
+    from connector.embeddings import MiniLMEmbedder, OpenAIEmbedder
     from connector.embeddings.base import Embedder
     from connector.episodic import EpisodicMemory
     from connector.episodic.chroma_index import ChromaIndex
@@ -73,6 +78,40 @@ class Memory:
         self._llm = llm
         self._engine = engine
 
+    # Lifetime --------------------------------------------------------------------------------------
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release what this Memory started: its parts' and embedder's worker threads, its Chroma
+        client, its LLM client's connections and its engine's pooled connections (an engine or LLM
+        client handed in stays open: its owner closes it). Idempotent; used again, a closed Memory
+        builds its parts anew."""
+        built = self.__dict__  # where cached_property keeps what was built
+        for name in ("context", "episodic"):
+            part = built.pop(name, None)
+            if part is not None:
+                part.close()
+        for name in ("facts", "working", "erasures"):
+            built.pop(name, None)
+        embedder = built.pop("embedder", None)
+        if embedder is not None:
+            embedder.close()
+        client = built.pop("chroma_client", None)
+        if client is not None:
+            client.close()
+        llm = built.pop("llm", None)
+        if llm is not None and self._llm is _AUTO:
+            llm.close()
+        engine = built.pop("engine", None)
+        if engine is not None and self._engine is None:
+            engine.dispose()
+
     # Shared resources ------------------------------------------------------------------------------
     @cached_property
     def engine(self) -> Engine:
@@ -92,7 +131,7 @@ class Memory:
         return tenant_or_default(tenant, self.default_tenant)
 
     @cached_property
-    def embedder(self) -> Embedder:
+    def embedder(self) -> MiniLMEmbedder | OpenAIEmbedder:
         from connector.embeddings import embedder_for
 
         return embedder_for(self.settings)
@@ -180,11 +219,15 @@ class Memory:
         adapter_factory: AdapterFactory | None = None,
         reporter: Reporter | None = None,
         stop: StopFlag | None = None,
+        pause_gc: bool = False,
     ) -> SyncRunner:
         """A sync runner for the configured tenants; closed ERP cases go to :attr:`episodic`.
 
         It opens each tenant's adapter through ``adapter_factory`` (default: the ERP adapters of
-        ``connector.adapters``, bound to these settings and clock)."""
+        ``connector.adapters``, bound to these settings and clock).
+
+        ``pause_gc`` pauses the process's garbage collector while pages flow: for a process that
+        is a sync (the CLI), not for an application that syncs beside other work."""
         from connector.adapters.factory import adapter_factory as erp_adapters
         from connector.sync.runner import SyncRunner
 
@@ -196,6 +239,7 @@ class Memory:
             adapter_factory=adapter_factory or erp_adapters(self.settings.sync, self.clock),
             reporter=reporter,
             stop=stop,
+            pause_gc=pause_gc,
         )
 
     # Shortcuts: the small public surface agents use ------------------------------------------------

@@ -1,7 +1,9 @@
-"""Process-wide worker pools, created on first use.
+"""Worker pools started on first use and stopped by the object that owns them.
 
-Each job gets its own pool on purpose: context recall runs on one and, inside it, the episodic
-recall embeds its query on another, so a full pool can never wait on itself.
+Every pool has an owner (the context builder, the episodic store, the embedder) whose ``close()``
+shuts it down, so a closed ``Memory`` leaves no thread behind; nothing here is process-wide. Each
+job gets its own pool on purpose: context recall runs on one and, inside it, the episodic recall
+embeds its query on another, so a full pool can never wait on itself.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 
 class LazyPool:
-    """A named ``ThreadPoolExecutor`` that is only started when first asked for (thread-safe)."""
+    """A named ``ThreadPoolExecutor`` that is only started when first asked for (thread-safe).
+
+    :meth:`shutdown` stops its threads; asked for again after that, it starts a fresh pool.
+    """
 
     def __init__(self, name: str, max_workers: int = 4) -> None:
         self._name = name
@@ -24,3 +29,10 @@ class LazyPool:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=self._max_workers, thread_name_prefix=self._name)
             return self._pool
+
+    def shutdown(self, *, wait: bool = True) -> None:
+        """Stop the pool's threads (after the work already submitted, when ``wait``)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=wait)

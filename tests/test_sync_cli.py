@@ -3,6 +3,7 @@ one-line reasons, JSON lines when not interactive."""
 
 from __future__ import annotations
 
+import gc
 import json
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
@@ -54,6 +55,14 @@ def test_sync_exits_0_and_logs_json_lines(erp: StubAdapter, capsys: pytest.Captu
     finished = [e for e in events if e["event"] == "stream_finished"]
     assert finished and finished[0]["status"] == "ok" and finished[0]["inserted"] == 5
     assert {"stream_started", "page", "stream_finished"} <= {str(e["event"]) for e in events}
+
+
+def test_the_sync_command_pauses_the_collector_while_pages_flow(erp: StubAdapter) -> None:
+    collecting: list[bool] = []
+    erp.before_page = lambda stream, number: collecting.append(gc.isenabled())
+    assert main(["sync"]) == 0
+    assert collecting and not any(collecting)  # the command is a sync process: it opts in
+    assert gc.isenabled()
 
 
 def test_failed_stream_exits_1_with_a_one_line_reason(

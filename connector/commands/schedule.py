@@ -26,5 +26,5 @@ def _schedule(args: argparse.Namespace) -> int:
         raise ConfigError("no ERP tenant is configured: add [[tenants]] to config/connector.toml")
     if use_json_logs(memory.settings.log_format):
         configure_json_logging()
-    run_scheduler(memory)  # returns after a graceful SIGTERM/SIGINT shutdown
+    run_scheduler(memory, pause_gc=True)  # returns after a graceful SIGTERM/SIGINT shutdown
     return 0

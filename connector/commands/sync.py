@@ -80,7 +80,7 @@ def _sync(args: argparse.Namespace) -> int:
         configure_json_logging()
     stop = StopFlag()
     with stop_on_signals(stop), reporter_for(log_format) as reporter:
-        report = memory.sync_runner(reporter=reporter, stop=stop).run(
+        report = memory.sync_runner(reporter=reporter, stop=stop, pause_gc=True).run(
             args.tenant, streams=args.stream, full=args.full
         )
     code, reason = exit_code(report)

@@ -59,10 +59,6 @@ SECTION_TITLES = {
 _MAX_REFITS = 4
 
 
-# Threads for case recall; the embedder and SQLite release the GIL, so it overlaps the reads.
-RECALL_POOL = LazyPool("context-recall")
-
-
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
 
@@ -92,6 +88,12 @@ class ContextBuilder:
         self.erp_kinds = dict(erp_kinds)
         self.cases = cases
         self.facts = facts
+        # Threads for case recall; the embedder and SQLite release the GIL, so it overlaps the reads.
+        self._recall_pool = LazyPool("context-recall")
+
+    def close(self) -> None:
+        """Stop the case-recall worker threads (started again if the builder is used after)."""
+        self._recall_pool.shutdown()
 
     def suggestions(
         self, customer_id: str, *, tenant: str | None = None, party_kind: str = "customer"
@@ -148,7 +150,7 @@ class ContextBuilder:
         day = today.date()
 
         # Case recall (query embedding + vector fetch) runs beside the relational reads.
-        recall = RECALL_POOL.get().submit(
+        recall = self._recall_pool.get().submit(
             self._past_cases,
             self.cases if customer_memories else None,
             scope,

@@ -1,12 +1,11 @@
 """Text embedders: offline all-MiniLM-L6-v2 (default) and OpenAI.
 
-:func:`embedder_for` builds the configured one and caches it per process, since loading the model
-costs a few hundred milliseconds and the session is thread-safe.
+:func:`embedder_for` builds a new embedder of the configured kind for its caller to own (and close:
+it has worker threads). The offline model's loaded files are shared within the process (see
+:func:`connector.embeddings.minilm._loaded`), so a second embedder costs no second load.
 """
 
 from __future__ import annotations
-
-import threading
 
 from connector.embeddings.base import Embedder, Vectors, l2_normalise
 from connector.embeddings.minilm import MiniLMEmbedder
@@ -15,18 +14,10 @@ from connector.settings import Settings
 
 __all__ = ["Embedder", "MiniLMEmbedder", "OpenAIEmbedder", "Vectors", "embedder_for", "l2_normalise"]
 
-_cache: dict[tuple[str, ...], Embedder] = {}
-_cache_lock = threading.Lock()
 
-
-def embedder_for(settings: Settings) -> Embedder:
-    """The embedder the settings name (cached for the offline model)."""
+def embedder_for(settings: Settings) -> MiniLMEmbedder | OpenAIEmbedder:
+    """A new embedder of the kind the settings name; the caller owns it and closes it."""
     conf = settings.embeddings
     if conf.provider == "openai":
         return OpenAIEmbedder(settings.llm, conf.openai_model, batch_size=conf.batch_size or 256)
-    key = ("minilm", conf.minilm_model, str(conf.batch_size))
-    with _cache_lock:
-        embedder = _cache.get(key)
-        if embedder is None:
-            embedder = _cache[key] = MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size or 8)
-        return embedder
+    return MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size or 8)

@@ -115,6 +115,31 @@ def _session(onnxruntime: Any, model_path: Path, *, threads: int | None) -> Any:
     )
 
 
+_LOADED: dict[tuple[Path, Path], tuple[Any, Any]] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _loaded(model_path: Path, model_sha256: str, tokenizer_path: Path) -> tuple[Any, Any]:
+    """The verified tokenizer and single-threaded session of these files, loaded once per process.
+
+    Loading costs a few hundred milliseconds, and both are read-only and thread-safe, so every
+    embedder of the same files shares them; what an embedder owns (its worker threads) it closes.
+    """
+    key = (model_path, tokenizer_path)
+    with _LOADED_LOCK:
+        if key not in _LOADED:
+            import onnxruntime
+            from tokenizers import Tokenizer
+
+            verify_sha256(model_path, model_sha256, "embedding model")
+            verify_sha256(tokenizer_path, TOKENIZER_SHA256, "embedding tokenizer")
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            _LOADED[key] = (tokenizer, _session(onnxruntime, model_path, threads=1))
+        return _LOADED[key]
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on onnxruntime; loads lazily and is safe to share between threads.
 
@@ -157,17 +182,12 @@ class MiniLMEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime
-            from tokenizers import Tokenizer
-
             model_path = self._model_path or self._build.locate()
-            verify_sha256(model_path, self._build.sha256, "embedding model")
-            verify_sha256(self._tokenizer_path, TOKENIZER_SHA256, "embedding tokenizer")
-            tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
-            tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-            self._tokenizer = tokenizer
-            self._session = _session(onnxruntime, model_path, threads=1)
+            self._tokenizer, self._session = _loaded(model_path, self._build.sha256, self._tokenizer_path)
+
+    def close(self) -> None:
+        """Stop the worker threads of batched embedding; a later ``embed`` starts them again."""
+        self._pool.shutdown()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:

@@ -47,6 +47,12 @@ class OpenAIEmbedder:
             max_retries=llm.max_retries,
             http_client=http_client,
         )
+        self._owns_http = http_client is None
+
+    def close(self) -> None:
+        """Close the HTTP connections this embedder opened (a client handed in stays the caller's)."""
+        if self._owns_http:
+            self._client.close()
 
     @property
     def model_id(self) -> str:

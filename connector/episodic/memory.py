@@ -95,9 +95,6 @@ _ARCHIVED = {
     for of_type in (False, True)
 }
 
-# Threads that embed recall queries while the caller reads the scope's rows.
-QUERY_POOL = LazyPool("episodic-query")
-
 
 class EpisodicMemory:
     """Resolved cases per (tenant, customer): record, recall, retention, restore, erasure, reindex."""
@@ -133,6 +130,12 @@ class EpisodicMemory:
         self._embedder: Embedder | None = None
         self._index: VectorIndex | None = None
         self._lock = threading.Lock()
+        # Threads that embed recall queries while the caller reads the scope's rows.
+        self._query_pool = LazyPool("episodic-query")
+
+    def close(self) -> None:
+        """Stop this store's worker threads (the embedder and Chroma belong to whoever made them)."""
+        self._query_pool.shutdown()
 
     @property
     def embedder(self) -> Embedder:
@@ -232,7 +235,7 @@ class EpisodicMemory:
         if not 1 <= k <= MAX_K:
             raise InvalidCaseError(f"k must be between 1 and {MAX_K}, got {k}")
         embedder = self.embedder  # resolved here: the worker must not race to create it
-        query_vector = QUERY_POOL.get().submit(_embed_one, embedder, query)
+        query_vector = self._query_pool.get().submit(_embed_one, embedder, query)
         query_keys = query_doc_keys(query)
         terms = query_terms(query)
         with self.engine.connect() as conn:

@@ -9,7 +9,12 @@ reference counting, not by the collector.
 So while pages flow the automatic collector is off, and the runner collects the young
 generations itself every :data:`COLLECT_EVERY_PAGES` pages, which bounds any cyclic garbage
 (a few kilobytes a page) at the cost of one scan of the pages in flight. The collector is
-switched back on when the last run in the process ends (it stays off if it was off before).
+switched back on when the last run in the process ends (it stays off if it was off before),
+on every way out: a return, an exception, a KeyboardInterrupt from SIGINT.
+
+The collector is process-wide, so pausing it is the process's decision: a runner pauses it only
+when asked (``SyncRunner(pause_gc=True)``); the ``connector sync`` and ``connector schedule``
+commands ask, a library caller's runner leaves the collector alone.
 """
 
 from __future__ import annotations

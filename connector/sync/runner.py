@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -186,8 +187,12 @@ class SyncRunner:
         adapter_factory: AdapterFactory,
         reporter: Reporter | None = None,
         stop: StopFlag | None = None,
+        pause_gc: bool = False,
     ) -> None:
+        """``pause_gc``: switch Python's automatic garbage collector off while pages flow (see
+        :mod:`connector.sync.gctune`); it is process-wide, so only a process that is a sync opts in."""
         self.engine = engine
+        self.pause_gc = pause_gc
         self.clock = clock
         self.settings = settings
         self.cases = cases
@@ -344,7 +349,7 @@ class SyncRunner:
         error: str | None = None
         key_scanned = False
         try:
-            with automatic_gc_paused():
+            with automatic_gc_paused() if self.pause_gc else nullcontext():
                 interrupted = self._read_window(stream_run)
             if interrupted:
                 status = "interrupted"
@@ -543,7 +548,8 @@ class SyncRunner:
         sr.known_kinds |= kinds
         if upserted.presumption_failed:
             sr.presume_new = False
-        page_committed(counters.pages)
+        if self.pause_gc:
+            page_committed(counters.pages)
         sr.stats.inserted(sr.spec.record_type, upserted.inserted)
         self.reporter.page_done(
             sr.tenant, sr.stream, counters.pages, len(page.records), counters.records_read

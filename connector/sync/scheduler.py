@@ -51,16 +51,18 @@ class Deployment(Protocol):
     @property
     def facts(self) -> FactUpkeep: ...
     def sync_runner(
-        self, *, reporter: Reporter | None = None, stop: StopFlag | None = None
+        self, *, reporter: Reporter | None = None, stop: StopFlag | None = None, pause_gc: bool = False
     ) -> SyncRunner: ...
 
 
-def sync_job(memory: Deployment, tenant: str, stop: StopFlag, reporter: Reporter) -> None:
+def sync_job(
+    memory: Deployment, tenant: str, stop: StopFlag, reporter: Reporter, pause_gc: bool = False
+) -> None:
     """One scheduled sync of a tenant; failures are logged, never raised into the scheduler."""
     if stop.requested:
         return
     try:
-        report = memory.sync_runner(reporter=reporter, stop=stop).run(tenant)
+        report = memory.sync_runner(reporter=reporter, stop=stop, pause_gc=pause_gc).run(tenant)
     except ConnectorError as exc:
         log.error("sync of %s failed: %s: %s", tenant, type(exc).__name__, exc)
         return
@@ -88,7 +90,14 @@ def maintenance_job(name: str, action: Callable[[], Any]) -> Callable[[], None]:
     return run
 
 
-def add_jobs(scheduler: BaseScheduler, memory: Deployment, stop: StopFlag, reporter: Reporter) -> None:
+def add_jobs(
+    scheduler: BaseScheduler,
+    memory: Deployment,
+    stop: StopFlag,
+    reporter: Reporter,
+    *,
+    pause_gc: bool = False,
+) -> None:
     """Register the sync and maintenance jobs; each first runs one interval after start, sync at once."""
     settings = memory.settings
     start = datetime.now(UTC)  # APScheduler triggers run on the wall clock, not the injectable one
@@ -97,7 +106,7 @@ def add_jobs(scheduler: BaseScheduler, memory: Deployment, stop: StopFlag, repor
             sync_job,
             "interval",
             minutes=tenant.sync_interval_minutes,
-            args=[memory, tenant.name, stop, reporter],
+            args=[memory, tenant.name, stop, reporter, pause_gc],
             id=f"sync:{tenant.name}",
             name=f"sync {tenant.name}",
             next_run_time=start,
@@ -127,24 +136,32 @@ def build_scheduler(
     reporter: Reporter | None = None,
     background: bool = False,
     max_workers: int = 4,
+    pause_gc: bool = False,
 ) -> tuple[BaseScheduler, ThreadPoolExecutor, StopFlag]:
-    """A configured (not started) scheduler, its executor and the stop flag its syncs watch."""
+    """A configured (not started) scheduler, its executor and the stop flag its syncs watch.
+
+    ``pause_gc`` lets each sync pause the garbage collector (``SyncRunner``): for a process that
+    only schedules, like ``connector schedule``."""
     stop = stop or StopFlag()
     executor = ThreadPoolExecutor(max_workers=max_workers)
     cls = BackgroundScheduler if background else BlockingScheduler
     scheduler = cls(timezone=UTC, executors={"default": executor}, job_defaults=JOB_DEFAULTS)
-    add_jobs(scheduler, memory, stop, reporter or JsonReporter(pages=False))
+    add_jobs(scheduler, memory, stop, reporter or JsonReporter(pages=False), pause_gc=pause_gc)
     return scheduler, executor, stop
 
 
 def run_scheduler(
-    memory: Deployment, *, reporter: Reporter | None = None, stop: StopFlag | None = None
+    memory: Deployment,
+    *,
+    reporter: Reporter | None = None,
+    stop: StopFlag | None = None,
+    pause_gc: bool = False,
 ) -> str | None:
     """Run until SIGTERM/SIGINT (or ``stop`` is requested); return the reason.
 
     Running jobs finish and commit their current page and log out before this returns.
     """
-    scheduler, executor, stop = build_scheduler(memory, reporter=reporter, stop=stop)
+    scheduler, executor, stop = build_scheduler(memory, reporter=reporter, stop=stop, pause_gc=pause_gc)
 
     def on_stop(reason: str) -> None:
         log.info("stopping on %s: waiting for running jobs to commit their current page", reason)
