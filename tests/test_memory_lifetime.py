@@ -18,8 +18,12 @@ from connector.threads import LazyPool
 OUR_POOLS = ("episodic-query", "context-recall", "minilm")
 
 
-def our_threads() -> set[str]:
-    return {t.name for t in threading.enumerate() if t.name.startswith(OUR_POOLS)}
+def our_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith(OUR_POOLS)}
+
+
+def new_threads(before: set[threading.Thread]) -> set[str]:
+    return {t.name for t in our_threads() - before}
 
 
 def open_files_under(directory: Path) -> list[str]:
@@ -53,31 +57,34 @@ def use(memory: Memory) -> None:
 def test_close_stops_our_threads_and_closes_every_file_of_the_data_directory(
     settings: Settings, tmp_path: Path
 ) -> None:
+    before = our_threads()
     memory = Memory(settings, llm=None)
     use(memory)
-    assert "episodic-query_0" in our_threads()
+    assert "episodic-query_0" in new_threads(before)
     assert open_files_under(tmp_path)  # the SQLite store and Chroma's files are open while in use
     memory.close()
-    assert our_threads() == set()
+    assert new_threads(before) == set()
     assert open_files_under(tmp_path) == []
 
 
 def test_a_with_block_closes_the_memory_even_when_it_raises(settings: Settings, tmp_path: Path) -> None:
+    before = our_threads()
     with pytest.raises(RuntimeError, match="agent failed"), Memory(settings, llm=None) as memory:
         use(memory)
         raise RuntimeError("agent failed")
-    assert our_threads() == set()
+    assert new_threads(before) == set()
     assert open_files_under(tmp_path) == []
 
 
 def test_a_closed_memory_can_be_used_again_and_closed_again(settings: Settings, tmp_path: Path) -> None:
+    before = our_threads()
     memory = Memory(settings, llm=None)
     use(memory)
     memory.close()
     assert [h.case_id for h in memory.recall_cases("C1", "INV-004821")]  # reopened on use: data kept
     memory.close()
     memory.close()  # idempotent
-    assert our_threads() == set() and open_files_under(tmp_path) == []
+    assert new_threads(before) == set() and open_files_under(tmp_path) == []
 
 
 def test_a_pool_shut_down_by_its_owner_starts_afresh_when_asked_again() -> None:
