@@ -45,7 +45,7 @@ MUTABLE = (
 )  # fmt: skip
 _UPDATE_ENTRY = sa.update(ENTRIES).where(ENTRIES.c.id == sa.bindparam("_entry"))
 _UPDATE_CASE = sa.update(CASES).where(CASES.c.id == sa.bindparam("_case"))
-_INDEXED = (
+MARK_INDEXED = (  # Chroma has the row's vector: the row stops waiting (unless re-embedded since)
     sa.update(ENTRIES)
     .where(ENTRIES.c.id == sa.bindparam("_entry"), ENTRIES.c.vector_hash == sa.bindparam("_hash"))
     .values(vector_pending=False)
@@ -299,7 +299,7 @@ class BatchView:
     def clear_pending(self, conn: sa.Connection) -> None:
         """Chroma has the vectors: the rows stop waiting (unless a later write re-embedded them)."""
         marks = [{"_entry": i, "_hash": e.values["vector_hash"]} for i, e in self._reembedded()]
-        _execute(conn, _INDEXED, marks)
+        _execute(conn, MARK_INDEXED, marks)
 
     def _reembedded(self) -> list[tuple[str, EntryRow]]:
         return [

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from connector.episodic import terms as entry_terms
+from connector.episodic.batch import MARK_INDEXED
 from connector.episodic.models import IndexCheck, RestoreReport, RetentionReport
 from connector.episodic.summary import embedding_text
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
@@ -35,11 +36,6 @@ if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
 
 _CHUNK = 500
-_INDEXED = (
-    sa.update(ENTRIES)
-    .where(ENTRIES.c.id == sa.bindparam("_entry"), ENTRIES.c.vector_hash == sa.bindparam("_hash"))
-    .values(vector_pending=False)
-)
 _STAMP = (
     sa.update(ENTRIES)
     .where(ENTRIES.c.id == sa.bindparam("_entry"))
@@ -153,7 +149,7 @@ def _index_rows(episodic: EpisodicMemory, rows: list[dict[str, Any]]) -> None:
         conn.execute(_STAMP, [{**m, "_pending": True, "_model": embedder.model_id} for m in marks])
     episodic.index.upsert([r["id"] for r in rows], vectors, [chroma_metadata(r) for r in rows])
     with episodic.engine.begin() as conn:
-        conn.execute(_INDEXED, marks)
+        conn.execute(MARK_INDEXED, marks)
 
 
 def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
