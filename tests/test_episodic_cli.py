@@ -51,3 +51,16 @@ def test_retention_restore_stats_and_forget_from_the_command_line(capsys: pytest
 def test_a_blank_customer_is_refused_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["episodic", "restore", " "]) == 1
     assert "customer_id is blank" in capsys.readouterr().err
+
+
+def test_reindex_check_reports_differences_and_fix_repairs_them(capsys: pytest.CaptureFixture[str]) -> None:
+    memory = Memory(load_settings(), llm=None)
+    lost = memory.record_case("ACME", "Late delivery of SO-000902.", "Freight refunded.", case_id="c2")
+    memory.record_case("ACME", "Disputed INV-000901 total.", "Credited 10.00 USD.", case_id="c1")
+    memory.episodic.index.delete([lost.entry_id])
+
+    assert main(["episodic", "reindex", "--check"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["missing"], report["orphans"], report["consistent"]) == (1, 0, False)
+    assert run(capsys, "episodic", "reindex", "--check", "--fix")["fixed"] is True  # type: ignore[index]
+    assert run(capsys, "episodic", "reindex", "--check")["consistent"] is True  # type: ignore[index]
