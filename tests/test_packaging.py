@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from hatchling.builders.sdist import SdistBuilder
 from hatchling.builders.wheel import WheelBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +36,18 @@ def test_wheel_installs_only_the_projects_own_top_level_package(wheel: Path) -> 
     assert "connector/adapters/acumatica/adapter.py" in names  # the adapters/ folder, under our name
     assert "connector/adapters/sap/adapter.py" in names
     assert "connector/erp/records.py" in names
+
+
+def test_a_wheel_built_from_the_sdist_has_the_adapters_too(tmp_path: Path) -> None:
+    """``python -m build`` makes the wheel from the sdist, which holds adapters/ but not the link."""
+    (sdist,) = SdistBuilder(str(ROOT)).build(directory=str(tmp_path / "sdist"), versions=["standard"])
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp_path / "src", filter="tar")
+    (source,) = (tmp_path / "src").iterdir()
+    (built,) = WheelBuilder(str(source)).build(directory=str(tmp_path / "wheel"), versions=["standard"])
+    names = zipfile.ZipFile(built).namelist()
+    assert _top_level(names) == {"connector"}
+    assert "connector/adapters/sap/adapter.py" in names
 
 
 def test_wheel_ships_no_benchmark_or_stub_code(wheel: Path) -> None:
