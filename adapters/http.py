@@ -145,7 +145,7 @@ _ERROR_CLASSES: Mapping[Action, type[ERPError]] = MappingProxyType(
 
 _HINTS: Mapping[Action, str] = MappingProxyType(
     {
-        Action.RETRY: "the server failed; the request is retried with backoff",
+        Action.RETRY: "the server failed with a transient error",
         Action.RATE_LIMITED: "the server asked us to slow down; lower requests_per_minute or max_concurrency",
         Action.REAUTHENTICATE: "the session expired; logging in again",
         Action.AUTH_FAILED: "check the username, password, tenant and the API user's rights",
@@ -552,7 +552,13 @@ class HttpClient:
             before_sleep=self._before_sleep,
             reraise=True,
         )
-        return retrying(attempt)
+        try:
+            return retrying(attempt)
+        except ERPError as exc:
+            if exc.retriable:  # the final failure says so, never that it will be retried
+                attempts = retrying.statistics.get("attempt_number", 1)
+                exc.args = (f"{exc.args[0]}; gave up after {attempts} attempt(s)", *exc.args[1:])
+            raise
 
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome is not None else None
@@ -595,13 +601,11 @@ class HttpClient:
                 response = self._client.send(request)
             except httpx.TimeoutException as exc:
                 raise ERPTransportError(
-                    f"{self.erp} {method} {safe_url(request.url)} timed out ({type(exc).__name__}); "
-                    "the request is retried"
+                    f"{self.erp} {method} {safe_url(request.url)} timed out ({type(exc).__name__})"
                 ) from exc
             except httpx.TransportError as exc:
                 raise ERPTransportError(
-                    f"{self.erp} {method} {safe_url(request.url)} failed: {type(exc).__name__}; "
-                    "the request is retried"
+                    f"{self.erp} {method} {safe_url(request.url)} failed: {type(exc).__name__}"
                 ) from exc
         elapsed_ms = (time.perf_counter() - started) * 1000
         log.debug(

@@ -194,8 +194,11 @@ class WorkingMemorySettings(BaseModel):
     max_extracted_pins: int = Field(default=64, ge=0, le=2000)
 
 
+MIN_TOKEN_BUDGET = 100  # the smallest budget a context is built in (setting and per call alike)
+
+
 class ContextSettings(BaseModel):
-    token_budget: int = Field(default=3000, ge=200)
+    token_budget: int = Field(default=3000, ge=MIN_TOKEN_BUDGET)
     shares: dict[str, float] = Field(
         default_factory=lambda: {
             "erp_facts": 0.15,

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
+from connector.context.builder import MIN_BUDGET
 from connector.errors import ConfigError
-from connector.settings import load_settings
+from connector.settings import ContextSettings, load_settings
 
 TOML = """
 data_dir = "d"
@@ -153,3 +155,9 @@ def test_example_settings_file_is_valid(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("S4_PASSWORD", "y")
     settings = load_settings()
     assert [t.name for t in settings.tenants] == ["acumatica-prod", "s4-prod"]
+
+
+def test_the_budget_setting_and_a_call_share_one_minimum() -> None:
+    assert ContextSettings(token_budget=MIN_BUDGET).token_budget == MIN_BUDGET
+    with pytest.raises(ValidationError):
+        ContextSettings(token_budget=MIN_BUDGET - 1)

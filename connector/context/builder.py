@@ -35,7 +35,7 @@ from connector.context.render import render
 from connector.context.sources import close_matches, load_party, stream_freshness
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.scope import Scope, require_id, tenant_or_default
-from connector.settings import ContextSettings
+from connector.settings import MIN_TOKEN_BUDGET, ContextSettings
 from connector.telemetry import traced_context
 from connector.threads import LazyPool
 from connector.tokens import token_counter
@@ -44,7 +44,7 @@ from connector.working.store import read_state
 
 log = logging.getLogger(__name__)
 
-MIN_BUDGET = 100
+MIN_BUDGET = MIN_TOKEN_BUDGET  # the same floor as the context.token_budget setting
 PARTY_KINDS = ("customer", "vendor")
 SECTION_TITLES = {
     "today": "Today",
