@@ -45,6 +45,7 @@ MODEL_MODULES = {
     "test_episodic_cli",
     "test_erasure",
     "test_langgraph_e2e",
+    "test_sap_open_items",
     "test_memory_lifetime",
     "test_sync_episodic",
 }
