@@ -177,3 +177,21 @@ def test_lookup_of_another_customers_document_is_not_found_like_a_missing_one(me
     assert str(theirs.value).replace("5000", "N") == str(missing.value).replace("5009", "N")
     assert theirs.value.candidates == missing.value.candidates == []
     assert memory.lookup_document("COFFEESHOP", "INV-005000").party_id == "COFFEESHOP"
+
+
+def test_an_sap_invoice_named_by_number_brings_its_open_item(memory: Memory) -> None:
+    billing = invoice(0, external_id="90000123", number="90000123", balance=None, currency="EUR")
+    item = invoice(
+        0, doc_type="open_item", external_id="1010/2025/90000123/1", number="90000123", currency="EUR",
+        amount=Decimal("5142.10"), balance=Decimal("5142.10"),
+    )  # fmt: skip
+    with memory.engine.begin() as conn:
+        upsert_records(conn, [billing, item], NOW)
+    for spelling in ("invoice 90000123", "SAP 0090000123"):
+        named = [
+            i.source for i in memory.build_context("ABARTENDE", spelling).section("open_documents").items[:2]
+        ]
+        assert sorted(named) == [
+            "document:default/ar_invoice/90000123",
+            "document:default/open_item/1010/2025/90000123/1",
+        ]

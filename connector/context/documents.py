@@ -100,19 +100,21 @@ _HAS_BALANCE = document_t.c.balance.is_not(None)
 # the (tenant, doc_type, external_id) key index, which reads every document of the tenant.
 _KIND_OF = sa.func.lower(document_t.c.doc_type)
 
+_LATE = sa.case((_IS_OVERDUE, 1), else_=0)
+_HELD = sa.case((_HAS_BALANCE, 1), else_=0)
+# One money sum per row (its balance, or its amount where it has none) grouped by kind, currency,
+# overdue and has-a-balance; the totals are folded from these few groups.
 _TOTALS = (
     sa.select(
         _KIND_OF,
         document_t.c.currency,
+        _LATE,
+        _HELD,
         sa.func.count(),
-        sa.func.count(document_t.c.balance),
-        money_sum(document_t.c.balance),
-        money_sum(sa.case((_HAS_BALANCE, None), else_=document_t.c.amount)),
-        sa.func.count(sa.case((sa.and_(_IS_OVERDUE, _HAS_BALANCE), 1))),
-        money_sum(sa.case((_IS_OVERDUE, document_t.c.balance))),
+        money_sum(sa.func.coalesce(document_t.c.balance, document_t.c.amount)),
     )
     .where(*_OPEN)
-    .group_by(_KIND_OF, document_t.c.currency)
+    .group_by(_KIND_OF, document_t.c.currency, _LATE, _HELD)
 )
 # Overdue first (most overdue first), then by due date: the order the section shows.
 _RANKED = (
@@ -137,11 +139,20 @@ def _zero(value: Decimal | None) -> Decimal:
 def document_totals(conn: Connection, tenant: str, kind: str, party_id: str, today: date) -> list[KindTotal]:
     """Open documents per (kind, currency), every one of them counted."""
     params = {"tenant": tenant, "kind": kind, "party": party_id, "today": today}
-    rows = [
-        KindTotal(doc_type, currency or "", int(n), int(nb), _zero(bal), _zero(amt), int(nl), _zero(late))
-        for doc_type, currency, n, nb, bal, amt, nl, late in conn.execute(_TOTALS, params)
-    ]
-    return sorted(rows, key=lambda t: (t.doc_type, t.currency))
+    folded: dict[tuple[str, str], list[Any]] = {}
+    for doc_type, currency, late, held, n, summed in conn.execute(_TOTALS, params):
+        row = folded.setdefault((doc_type, currency or ""), [0, 0, Decimal(0), Decimal(0), 0, Decimal(0)])
+        value, n = _zero(summed), int(n)
+        row[0] += n
+        if held:
+            row[1] += n
+            row[2] += value
+            if late:
+                row[4] += n
+                row[5] += value
+        else:
+            row[3] += value
+    return [KindTotal(doc_type, currency, *row) for (doc_type, currency), row in sorted(folded.items())]
 
 
 def ranked_documents(
@@ -155,7 +166,10 @@ def ranked_documents(
 
 
 def _fits(doc: OpenDocument, ref: NumberRef) -> bool:
-    return ref.kind == doc.doc_type or (ref.prefix is not None and number_prefix(doc.number) == ref.prefix)
+    """The hint fits: same kind (an SAP open item carries an invoice's or bill's balance) or prefix."""
+    if ref.kind is not None and (ref.kind == doc.doc_type or doc.doc_type == "open_item"):
+        return True
+    return ref.prefix is not None and number_prefix(doc.number) == ref.prefix
 
 
 def named_documents(
