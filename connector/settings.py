@@ -10,11 +10,20 @@ what was expected, never the offending value (it might be a password).
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -42,7 +51,13 @@ def environment_value(name: str) -> str | None:
     return None
 
 
-class TenantSettings(BaseModel):
+class Section(BaseModel):
+    """A settings table: a key it does not know (``pasword_env``) is an error naming it, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class TenantSettings(Section):
     """One ERP connection: an Acumatica tenant+branch or an SAP system+client."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
@@ -116,7 +131,7 @@ class TenantSettings(BaseModel):
         return value
 
 
-class DatabaseSettings(BaseModel):
+class DatabaseSettings(Section):
     """Relational store. ``url`` None means an SQLite file in the data directory."""
 
     url: SecretStr | None = None
@@ -134,7 +149,7 @@ class DatabaseSettings(BaseModel):
         return value
 
 
-class ChromaSettings(BaseModel):
+class ChromaSettings(Section):
     """Episodic store: embedded (``path``) unless ``host`` is set, then a Chroma server."""
 
     path: Path | None = None
@@ -144,7 +159,7 @@ class ChromaSettings(BaseModel):
     collection_prefix: str = Field(default="episodic", pattern=r"^[A-Za-z0-9_-]{3,40}$")
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(Section):
     """Any OpenAI-compatible endpoint. Without key and base URL the library runs in non-LLM mode."""
 
     base_url: str | None = None
@@ -158,7 +173,7 @@ class LLMSettings(BaseModel):
         return self.api_key is not None or self.base_url is not None
 
 
-class EmbeddingSettings(BaseModel):
+class EmbeddingSettings(Section):
     provider: Literal["minilm", "openai"] = "minilm"
     # Which offline build (see connector.embeddings.minilm); an index remembers the one it was built with.
     minilm_model: Literal["minilm-l6-v2-qint8", "minilm-l6-v2-int8"] = "minilm-l6-v2-qint8"
@@ -167,7 +182,7 @@ class EmbeddingSettings(BaseModel):
     batch_size: int | None = Field(default=None, ge=1, le=2048)
 
 
-class SyncSettings(BaseModel):
+class SyncSettings(Section):
     lookback_seconds: int = Field(default=300, ge=0)
     key_scan_interval_hours: float = Field(default=24.0, gt=0)
     # "clean": skip records that cannot be mapped, store text no store can hold (NUL, lone
@@ -178,13 +193,13 @@ class SyncSettings(BaseModel):
     expected_lag_minutes: int = Field(default=60, ge=1)
 
 
-class RetentionSettings(BaseModel):
+class RetentionSettings(Section):
     episodic_days: int = Field(default=180, ge=1)
     pii_days: int = Field(default=30, ge=1)
     retention_interval_hours: float = Field(default=24.0, gt=0)
 
 
-class WorkingMemorySettings(BaseModel):
+class WorkingMemorySettings(Section):
     verbatim_turns: int = Field(default=20, ge=1)
     fold_batch: int = Field(default=10, ge=1)  # fold once this many turns wait beyond the verbatim ones
     max_pins_per_result: int = Field(default=24, ge=0, le=500)
@@ -197,7 +212,7 @@ class WorkingMemorySettings(BaseModel):
 MIN_TOKEN_BUDGET = 100  # the smallest budget a context is built in (setting and per call alike)
 
 
-class ContextSettings(BaseModel):
+class ContextSettings(Section):
     token_budget: int = Field(default=3000, ge=MIN_TOKEN_BUDGET)
     shares: dict[str, float] = Field(
         default_factory=lambda: {
@@ -224,13 +239,13 @@ class ContextSettings(BaseModel):
         return value
 
 
-class FactSettings(BaseModel):
+class FactSettings(Section):
     decay_factor: float = Field(default=0.95, gt=0, le=1)
     decay_threshold: float = Field(default=0.05, ge=0, lt=1)
     consolidate_interval_hours: float = Field(default=6.0, gt=0)
 
 
-class McpSettings(BaseModel):
+class McpSettings(Section):
     """What ``connector mcp`` serves and how it guards the HTTP transport."""
 
     # Tenants the server may touch (None = every configured tenant).
@@ -244,7 +259,7 @@ class McpSettings(BaseModel):
     port: int = Field(default=8765, ge=1, le=65535)
 
 
-class TelemetrySettings(BaseModel):
+class TelemetrySettings(Section):
     """OpenTelemetry output (see connector.telemetry); off by default: the API is a no-op."""
 
     console: bool = False  # print spans and metrics to stderr (also: connector --otel-console)
@@ -383,5 +398,10 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc)) from None
-    except ValueError as exc:  # malformed TOML / dotenv
+    except tomllib.TOMLDecodeError as exc:  # its message gives the line and column, never a value
+        where = config_file_path()
+        raise ConfigError(
+            f"invalid settings file {where.name if where else 'TOML'}: {exc}; fix the TOML syntax there"
+        ) from None
+    except ValueError as exc:  # malformed dotenv
         raise ConfigError(f"invalid settings file: {type(exc).__name__}") from None

@@ -161,3 +161,22 @@ def test_the_budget_setting_and_a_call_share_one_minimum() -> None:
     assert ContextSettings(token_budget=MIN_BUDGET).token_budget == MIN_BUDGET
     with pytest.raises(ValidationError):
         ContextSettings(token_budget=MIN_BUDGET - 1)
+
+
+def test_an_unknown_key_in_a_tenant_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(
+        tmp_path,
+        '[[tenants]]\nname = "acme"\nkind = "acumatica"\nbase_url = "https://erp.example"\n'
+        'username = "u"\npasword_env = "ACME_PASSWORD"\n',
+        monkeypatch,
+    )
+    with pytest.raises(ConfigError, match=r"tenants\.0\.pasword_env"):
+        load_settings()
+
+
+def test_a_toml_syntax_error_gives_line_and_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config(tmp_path, "[sync]\nlookback_seconds = 60\npage_size 100\n", monkeypatch)
+    with pytest.raises(ConfigError, match=r"connector\.toml: .*line 3, column \d+"):
+        load_settings()
