@@ -42,6 +42,7 @@ from connector.settings import Settings, load_settings
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from connector.background import BackgroundJobs
     from connector.context import ContextBuilder, ContextResult
     from connector.context.lookup import DocumentDetail
     from connector.embeddings import MiniLMEmbedder, OpenAIEmbedder
@@ -93,6 +94,9 @@ class Memory:
         client handed in stays open: its owner closes it). Idempotent; used again, a closed Memory
         builds its parts anew."""
         built = self.__dict__  # where cached_property keeps what was built
+        background = built.pop("background", None)
+        if background is not None:  # first: its jobs use the parts; waiting ones are dropped
+            background.close()
         for name in ("context", "episodic"):
             part = built.pop(name, None)
             if part is not None:
@@ -147,6 +151,16 @@ class Memory:
 
         return cases_index(self.chroma_client, self.settings.chroma, embedder)
 
+    @cached_property
+    def background(self) -> BackgroundJobs:
+        """The worker that runs LLM work off the agent's path: summary folds, case rewording."""
+        from connector.background import BackgroundJobs
+
+        return BackgroundJobs("llm-background")
+
+    def _llm_background(self) -> BackgroundJobs | None:
+        return self.background if self.llm is not None else None
+
     # The parts -------------------------------------------------------------------------------------
     @cached_property
     def erasures(self) -> Erasures:
@@ -169,6 +183,7 @@ class Memory:
             erasures=self.erasures,
             default_tenant=self.default_tenant,
             embedded_chroma_path=None if self.settings.chroma.host else self.settings.chroma_path,
+            background=self._llm_background(),
         )
 
     @cached_property
@@ -182,6 +197,7 @@ class Memory:
             llm=self.llm,
             erasures=self.erasures,
             default_tenant=self.default_tenant,
+            background=self._llm_background(),
         )
 
     @cached_property
@@ -211,6 +227,7 @@ class Memory:
             erp_kinds={t.name: t.kind for t in self.settings.tenants},
             cases=self.episodic,
             facts=self.facts,
+            sessions=self.working,
         )
 
     def sync_runner(

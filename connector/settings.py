@@ -207,6 +207,9 @@ class WorkingMemorySettings(Section):
     # and never evicted). Every pinned value is shown in every context, so this bounds their tokens;
     # beyond it the values of the least recent tool results are unpinned (their turns keep them).
     max_extracted_pins: int = Field(default=64, ge=0, le=2000)
+    # With an LLM, folds run on Memory's background worker so record_turn never waits on the LLM;
+    # false folds inside record_turn (a script that needs each summary at once).
+    fold_in_background: bool = True
 
 
 MIN_TOKEN_BUDGET = 100  # the smallest budget a context is built in (setting and per call alike)

@@ -30,9 +30,10 @@ class LazyPool:
                 self._pool = ThreadPoolExecutor(max_workers=self._max_workers, thread_name_prefix=self._name)
             return self._pool
 
-    def shutdown(self, *, wait: bool = True) -> None:
-        """Stop the pool's threads (after the work already submitted, when ``wait``)."""
+    def shutdown(self, *, wait: bool = True, cancel_waiting: bool = False) -> None:
+        """Stop the pool's threads: after the running work when ``wait``, after the work waiting
+        too unless ``cancel_waiting``."""
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=wait)
+            pool.shutdown(wait=wait, cancel_futures=cancel_waiting)

@@ -90,4 +90,5 @@ def stub_context(memory: Memory, recall: StubEpisodic | list[CaseHit] | None = N
         erp_kinds={t.name: t.kind for t in settings.tenants},
         cases=stub,
         facts=memory.facts,
+        sessions=memory.working,
     )

@@ -38,7 +38,10 @@ def test_invoice_total_survives_ten_llm_folds_into_the_context(
 ) -> None:
     respx.post(f"{BASE}/chat/completions").mock(return_value=completion("They discussed an invoice dispute."))
     llm = LLMClient(LLMSettings(base_url=BASE, api_key=SecretStr("k"), model="m", max_retries=0))
-    settings = settings.model_copy(update={"working": WorkingMemorySettings(verbatim_turns=6, fold_batch=3)})
+    working = WorkingMemorySettings(
+        verbatim_turns=6, fold_batch=3, fold_in_background=False
+    )  # ten folds, as they happen
+    settings = settings.model_copy(update={"working": working})
     memory = Memory(settings, clock=FrozenClock(NOW), llm=llm, engine=sqlite_engine)
     seed_erp(memory)
     long_session(memory, 36)
@@ -88,6 +91,7 @@ def test_an_amount_the_llm_drops_comes_back_into_the_summary(
     )
     for i in range(6):
         memory.record_turn("s-1", "ABARTENDE", "user", f"message {i}")
+    assert memory.background.wait(30)  # the folds ran off the agent's path
     assert route.called
     summary = memory.working.state("s-1").summary or ""
     assert summary.startswith("The customer disputed INV-004821 and was promised a credit memo.\n")

@@ -44,9 +44,10 @@ def folded_turns(request: httpx.Request) -> list[int]:
 
 @pytest.fixture
 def small_settings(tmp_path: object) -> Settings:
-    return Settings(
-        data_dir=f"{tmp_path}/data", working=WorkingMemorySettings(verbatim_turns=4, fold_batch=2)
-    )
+    """Folds inside record_turn, so each test sees every fold as it happens (the background
+    worker that keeps LLM folds off the agent's path is tested in test_llm_off_path.py)."""
+    working = WorkingMemorySettings(verbatim_turns=4, fold_batch=2, fold_in_background=False)
+    return Settings(data_dir=f"{tmp_path}/data", working=working)
 
 
 def memory_with_llm(settings: Settings, engine: Engine, max_retries: int = 2) -> Memory:

@@ -28,7 +28,7 @@ from connector.context.documents import (
 )
 from connector.context.headings import summary_heading, turns_heading
 from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
-from connector.context.ports import CaseRecall, FactReader
+from connector.context.ports import CaseRecall, FactReader, SessionView
 from connector.context.query import ContextInputError, clean_query
 from connector.context.references import MAX_REFERENCES, parse_references
 from connector.context.render import render
@@ -40,7 +40,6 @@ from connector.telemetry import traced_context
 from connector.threads import LazyPool
 from connector.tokens import token_counter
 from connector.working.models import SessionState
-from connector.working.store import read_state
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +76,7 @@ class ContextBuilder:
         erp_kinds: Mapping[str, str],
         cases: CaseRecall,
         facts: FactReader,
+        sessions: SessionView,
     ) -> None:
         """``expected_sync_lag``: ERP data older than this is flagged as stale in the context.
         ``erp_kinds``: the ERP (``acumatica``, ``sap``) of each configured tenant, by tenant name."""
@@ -88,6 +88,7 @@ class ContextBuilder:
         self.erp_kinds = dict(erp_kinds)
         self.cases = cases
         self.facts = facts
+        self.sessions = sessions
         # Threads for case recall; the embedder and SQLite release the GIL, so it overlaps the reads.
         self._recall_pool = LazyPool("context-recall")
 
@@ -169,7 +170,7 @@ class ContextBuilder:
             streams = stream_freshness(conn, scope.tenant)
             timings["erp"] = _ms(step)
             step = time.perf_counter()
-            state = read_state(conn, sid) if sid is not None else None
+            state = self.sessions.view(conn, sid) if sid is not None else None
             timings["working"] = _ms(step)
         if state is not None and (state.info.tenant, state.info.customer_id) != (
             scope.tenant,

@@ -1,7 +1,7 @@
 """What the context builder calls on its sibling stores: small protocols, so a test hands in a stub.
 
-``EpisodicMemory`` satisfies :class:`CaseRecall` and ``FactStore`` satisfies :class:`FactReader`;
-the builder never sees the rest of either store.
+``EpisodicMemory`` satisfies :class:`CaseRecall`, ``FactStore`` :class:`FactReader` and
+``WorkingMemory`` :class:`SessionView`; the builder never sees the rest of those stores.
 """
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
+from sqlalchemy.engine import Connection
+
 from connector.episodic.models import CaseHit
 from connector.facts.models import LearnedFact
+from connector.working.models import SessionState
 
 
 class CaseRecall(Protocol):
@@ -41,3 +44,9 @@ class FactReader(Protocol):
         agent_id: str | None = None,
         workflow_id: str | None = None,
     ) -> Sequence[LearnedFact]: ...
+
+
+class SessionView(Protocol):
+    """A session as the context shows it, read on the builder's connection (``WorkingMemory.view``)."""
+
+    def view(self, conn: Connection, session_id: str) -> SessionState | None: ...

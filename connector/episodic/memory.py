@@ -23,6 +23,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from connector.background import BackgroundJobs
 from connector.clock import Clock
 from connector.embeddings.base import Embedder, Vectors
 from connector.episodic import erp_cases, lifecycle
@@ -38,6 +39,7 @@ from connector.episodic.models import (
     RetentionReport,
 )
 from connector.episodic.ranking import score_threshold
+from connector.episodic.reword import reword
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.vector_index import VectorIndex, guarded
 from connector.episodic.windows import Windows
@@ -111,12 +113,14 @@ class EpisodicMemory:
         erasures: Erasures,
         default_tenant: str,
         embedded_chroma_path: Path | None = None,
+        background: BackgroundJobs | None = None,
     ) -> None:
         """``embedder`` and ``index`` are factories, called once on first use: loading a model or
         opening Chroma is slow or may fail, and a context without past cases needs neither.
         ``index`` makes the store of record for entry vectors (Chroma, or any VectorIndex).
         ``embedded_chroma_path`` is the directory of an embedded Chroma, whose write-ahead log
-        ``forget`` purges (None for a Chroma server)."""
+        ``forget`` purges (None for a Chroma server). ``background``: where ``record_case`` has the
+        LLM reword a case (without it, or without an LLM, the summary is final when it returns)."""
         self.engine = engine
         self.clock = clock
         self.retention = retention
@@ -124,6 +128,7 @@ class EpisodicMemory:
         self.erasures = erasures
         self.default_tenant = default_tenant
         self.embedded_chroma_path = embedded_chroma_path
+        self.background = background
         self.fusion = Fusion()
         self._make_embedder = embedder
         self._make_index = index
@@ -173,12 +178,23 @@ class EpisodicMemory:
         transcript: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> RecordedCase:
-        """Store one resolved case (see :mod:`connector.episodic.writer` for de-duplication)."""
+        """Store one resolved case (see :mod:`connector.episodic.writer` for de-duplication).
+
+        Returns without waiting on the LLM: the case is stored with its labelled deterministic
+        summary, and the LLM rewords it on the background worker (:mod:`connector.episodic.reword`).
+        """
         case = self.prepare(
             customer_id, request, resolution, tenant=tenant, case_id=case_id, case_type=case_type,
             occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript, metadata=metadata,
         )  # fmt: skip
-        return CaseWriter(self).write([case])[0]
+        llm, background = self.llm, self.background
+        if llm is None or background is None:
+            return CaseWriter(self).write([case])[0]
+        recorded = CaseWriter(self, deterministic=True).write([case])[0]
+        if recorded.status in ("created", "updated") and recorded.summary_mode == "non-llm":
+            entry, written = recorded.entry_id, recorded.summary
+            background.submit(("reword", entry), lambda: reword(self.engine, llm, entry, case, written))
+        return recorded
 
     def prepare(
         self,

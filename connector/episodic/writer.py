@@ -155,8 +155,10 @@ def chroma_metadata(entry: Mapping[Any, Any]) -> dict[str, Any]:
 class CaseWriter:
     """Writes a batch of validated cases for :class:`EpisodicMemory`."""
 
-    def __init__(self, episodic: EpisodicMemory) -> None:
+    def __init__(self, episodic: EpisodicMemory, *, deterministic: bool = False) -> None:
+        """``deterministic``: write the deterministic summary even with an LLM (it rewords later)."""
         self.episodic = episodic
+        self._deterministic = deterministic
         self._prepared: dict[int, tuple[Summary, Vectors, str]] = {}
 
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
@@ -200,7 +202,7 @@ class CaseWriter:
 
         Equal texts are embedded once (the same case twice in one batch costs one embedding).
         """
-        llm = self.episodic.llm
+        llm = None if self._deterministic else self.episodic.llm
         summaries = {id(c): _summary(llm, c) for c in cases if id(c) not in self._prepared}
         if not summaries:
             return

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -23,6 +24,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from connector.background import BackgroundJobs
 from connector.clock import Clock
 from connector.erasure import Erasures
 from connector.errors import LLMError, ScopeError, StoreError
@@ -113,13 +115,17 @@ class WorkingMemory:
         llm: LLMClient | None,
         erasures: Erasures,
         default_tenant: str,
+        background: BackgroundJobs | None = None,
     ) -> None:
+        """``background``: where LLM folds run (``settings.fold_in_background``); without it, or
+        without an LLM, a due fold runs inside ``record_turn``."""
         self.engine = engine
         self.clock = clock
         self.settings = settings
         self.llm = llm
         self.erasures = erasures
         self.default_tenant = default_tenant
+        self.background = background
 
     # Appending --------------------------------------------------------------------------------
     def record_turn(
@@ -330,9 +336,19 @@ class WorkingMemory:
 
     # Folding ----------------------------------------------------------------------------------
     def _maybe_fold(self, sid: str, last_seq: int, summary_upto: int) -> None:
-        cfg = self.settings
-        if last_seq - summary_upto < cfg.verbatim_turns + cfg.fold_batch:
+        """Fold when due: an LLM fold on the background worker (the agent never waits on the LLM),
+        a deterministic one at once."""
+        if not self._fold_due(last_seq - summary_upto):
             return
+        if self.llm is not None and self.background is not None and self.settings.fold_in_background:
+            self.background.submit(("fold", sid), lambda: self._fold_or_postpone(sid))
+        else:
+            self._fold_or_postpone(sid)
+
+    def _fold_due(self, unsummarised: int) -> bool:
+        return unsummarised >= self.settings.verbatim_turns + self.settings.fold_batch
+
+    def _fold_or_postpone(self, sid: str) -> None:
         try:
             self.fold(sid)
         except LLMError as exc:
@@ -382,10 +398,7 @@ class WorkingMemory:
     ) -> tuple[str, str]:
         llm = self.llm
         if llm is None:
-            # Never append deterministic lines to an LLM summary as if they were one piece.
-            base = previous if previous_mode == "non-llm" else None
-            prefix = f"{previous}\n" if previous and previous_mode != "non-llm" else ""
-            return prefix + extractive_fold(base, turns), "non-llm"
+            return non_llm_fold(previous, previous_mode, turns), "non-llm"
         user = (
             f"Summary so far:\n{previous or '(none yet)'}\n\n"
             f"Turns to fold into it:\n{transcript(turns)}\n\nWrite the new summary."
@@ -394,6 +407,23 @@ class WorkingMemory:
         return restore_facts(completion.text, previous, turns), "llm"
 
     # Reading ----------------------------------------------------------------------------------
+    def view(self, conn: Connection, session_id: str) -> SessionState | None:
+        """The session as a context shows it, read on ``conn``: while a due fold has not landed (its
+        LLM call is on the background worker, or failed), the turns it will fold are shown folded
+        by the deterministic summariser, labelled non-LLM, instead of crowding out the rest."""
+        state = read_state(conn, session_id)
+        if state is None or not self._fold_due(len(state.turns)):
+            return state
+        keep = self.settings.verbatim_turns
+        older = list(state.turns[:-keep])
+        return replace(
+            state,
+            summary=non_llm_fold(state.summary, state.summary_mode, older),
+            summary_mode="non-llm",
+            summary_upto_seq=older[-1].seq,
+            turns=state.turns[-keep:],
+        )
+
     def state(self, session_id: str) -> SessionState:
         """Summary, summary mode, unsummarised turns and pinned values of a session."""
         sid = require_id(session_id, "session_id")
@@ -460,6 +490,16 @@ class WorkingMemory:
                 pins += conn.execute(pin_t.delete().where(pin_t.c.session_id.in_(chunk))).rowcount
                 conn.execute(session_t.delete().where(session_t.c.session_id.in_(chunk)))
         return {"working_sessions": len(ids), "working_turns": turns, "working_pins": pins}
+
+
+def non_llm_fold(previous: str | None, previous_mode: str | None, turns: Sequence[Turn]) -> str:
+    """``previous`` with ``turns`` folded in by the deterministic summariser.
+
+    Deterministic lines are never merged into an LLM summary as if they were one piece: they follow it.
+    """
+    base = previous if previous_mode == "non-llm" else None
+    prefix = f"{previous}\n" if previous and previous_mode != "non-llm" else ""
+    return prefix + extractive_fold(base, turns)
 
 
 _SID: Any = sa.bindparam("sid")
