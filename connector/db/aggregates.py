@@ -24,6 +24,13 @@ class _SummedMoney(TypeDecorator[Decimal]):
     impl = sa.Numeric(38, MICRO)
     cache_ok = True
 
+    def load_dialect_impl(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+        # SQLite's sum is integer micro-units: read it as an integer (a Numeric would pass it
+        # through a float and lose the last digits of large sums).
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(sa.BigInteger())
+        return dialect.type_descriptor(sa.Numeric(38, MICRO, asdecimal=True))
+
     def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
         if value is None:
             return None
