@@ -32,8 +32,10 @@ def _retention(args: argparse.Namespace) -> int:
 
 
 def _consolidate(args: argparse.Namespace) -> int:
-    print(to_json(memory_from_settings().facts.consolidate()))
-    return 0
+    """Exit 1 when a consolidation job failed (the report says which), so a scheduler notices."""
+    report = memory_from_settings().facts.consolidate()
+    print(to_json(report))
+    return 1 if report.failed else 0
 
 
 def _decay(args: argparse.Namespace) -> int:
