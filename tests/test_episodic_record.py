@@ -280,3 +280,10 @@ def test_batch_writes_and_recall_probe_indexes_instead_of_scanning_tables(memory
         for statement, params in statements:
             plan = [row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", params)]  # type: ignore[arg-type]
             assert not [step for step in plan if step.startswith("SCAN episodic_")], (statement, plan)
+
+
+def test_documents_none_means_no_documents_and_a_number_is_a_clear_error(memory: Memory) -> None:
+    recorded = memory.record_case("ABARTENDE", REQUEST, RESOLUTION, documents=None)  # type: ignore[arg-type]
+    assert recorded.status == "created"
+    with pytest.raises(ConnectorError, match="documents must be a sequence of document numbers or None"):
+        memory.record_case("ABARTENDE", "another request", "done", documents=4821)  # type: ignore[arg-type]

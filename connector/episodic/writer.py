@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -96,7 +96,7 @@ def validate(
     case_id: object,
     case_type: object,
     occurred_at: datetime,
-    documents: Sequence[str],
+    documents: Sequence[str] | None,
     pii: bool,
     transcript: object,
     metadata: Mapping[str, Any] | None,
@@ -108,8 +108,14 @@ def validate(
         raise InvalidCaseError("case_type must be a non-empty string or None")
     if occurred_at.tzinfo is None or occurred_at.utcoffset() is None:
         raise InvalidCaseError("occurred_at must be timezone-aware (UTC)")
+    if documents is None:  # said explicitly: no documents
+        documents = ()
     if isinstance(documents, str):
         raise InvalidCaseError("documents must be a sequence of document numbers, not one string")
+    if not isinstance(documents, Iterable):
+        raise InvalidCaseError(
+            f"documents must be a sequence of document numbers or None, got {type(documents).__name__}"
+        )
     docs = normalise_documents([storable(d, nul="") for d in documents])
     extra = storable(dict(metadata or {}), nul=REPLACEMENT)
     try:
