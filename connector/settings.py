@@ -51,6 +51,9 @@ def environment_value(name: str) -> str | None:
     return None
 
 
+MAX_TENANT_NAME = 64  # the width of every table's tenant column
+
+
 class Section(BaseModel):
     """A settings table: a key it does not know (``pasword_env``) is an error naming it, not ignored."""
 
@@ -60,7 +63,8 @@ class Section(BaseModel):
 class TenantSettings(Section):
     """One ERP connection: an Acumatica tenant+branch or an SAP system+client."""
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    # at most the store's tenant column (64): a longer name failed later as a raw driver error
+    name: str = Field(min_length=1, max_length=MAX_TENANT_NAME, pattern=r"^[A-Za-z0-9_.-]+$")
     kind: Literal["acumatica", "sap"]
     base_url: str = Field(min_length=1)
     version: str | None = None  # Acumatica endpoint version; None = discover via GET /entity

@@ -180,3 +180,9 @@ def test_a_toml_syntax_error_gives_line_and_column(tmp_path: Path, monkeypatch: 
     write_config(tmp_path, "[sync]\nlookback_seconds = 60\npage_size 100\n", monkeypatch)
     with pytest.raises(ConfigError, match=r"connector\.toml: .*line 3, column \d+"):
         load_settings()
+
+
+def test_a_tenant_name_longer_than_the_store_holds_is_refused_at_load() -> None:
+    tenant = {"name": "t" * 65, "kind": "sap", "base_url": "https://s4.example", "username": "u"}
+    with pytest.raises(ConfigError, match=r"tenants\.0\.name: String should have at most 64 characters"):
+        load_settings(tenants=[tenant])
