@@ -38,7 +38,7 @@ from connector.clock import FrozenClock  # noqa: E402
 from connector.context.money import money  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
-from connector.db.upsert import document_t, party_t  # noqa: E402
+from connector.db.upsert import case_t, document_t, party_t  # noqa: E402
 from connector.memory import Memory  # noqa: E402
 from connector.settings import ChromaSettings, Settings, SyncSettings  # noqa: E402
 from connector.testing.acumatica import FakeAcumatica  # noqa: E402
@@ -84,6 +84,7 @@ class Tally:
     leaks: int = 0
     over_budget: int = 0
     misses: list[Outcome] = field(default_factory=list)
+    leaked: list[tuple[Outcome, str]] = field(default_factory=list)
 
 
 # Store ------------------------------------------------------------------------------------------
@@ -301,12 +302,15 @@ def session_questions(memory: Memory, rng: random.Random, count: int, max_turns:
 
 # Measuring --------------------------------------------------------------------------------------
 def foreign_tokens(memory: Memory) -> dict[tuple[str, str], set[str]]:
-    """For each (tenant, party): the ids and document numbers of OTHER parties only (leak markers)."""
+    """For each (tenant, party): ids and document numbers of OTHER parties only, less anything the
+    party itself owns under the same string (leak markers)."""
     owned: dict[tuple[str, str], set[str]] = defaultdict(set)
     for p in rows(memory, party_t):
         owned[(p.tenant, p.external_id)].add(p.external_id)
     for d in rows(memory, document_t):
         owned[(d.tenant, d.party_external_id)].add(d.number)
+    for c in rows(memory, case_t):  # its own case ids may equal another party's document number
+        owned[(c.tenant, c.customer_external_id)].add(c.external_id)
     every = set().union(*owned.values())
     return {key: {t for t in every - mine if len(t) >= 6} for key, mine in owned.items()}
 
@@ -336,8 +340,9 @@ def run(memory: Memory, qs: list[Question], budget: int | None) -> dict[str, Tal
             tally.baseline_present += base.present
             tally.leaks += bool(got.leaks) + bool(base.leaks)
             tally.over_budget += got.over_budget + base.over_budget
-            if not got.present and tally is tallies[q.kind]:
-                tally.misses.append(got)
+            if tally is tallies[q.kind]:
+                tally.misses += [got] if not got.present else []
+                tally.leaked += [(o, name) for o, name in ((got, "query"), (base, "baseline")) if o.leaks]
     overall = tallies.pop("overall", Tally())
     return {**dict(sorted(tallies.items())), "overall": overall}
 
@@ -357,9 +362,9 @@ def report(tallies: dict[str, Tally]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--customers", type=int, default=30, help="customers per fake ERP")
-    parser.add_argument("--per-kind", type=int, default=20, help="questions per kind (about)")
-    parser.add_argument("--sessions", type=int, default=12, help="long sessions")
+    parser.add_argument("--customers", type=int, default=40, help="customers per fake ERP")
+    parser.add_argument("--per-kind", type=int, default=25, help="questions per kind (about)")
+    parser.add_argument("--sessions", type=int, default=14, help="long sessions")
     parser.add_argument("--max-turns", type=int, default=500)
     parser.add_argument("--budget", type=int, default=None, help="token budget (default: the setting)")
     parser.add_argument("--seed", type=int, default=13)
@@ -390,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"MISS {kind}: {q.tenant}/{q.party} {q.text!r} gold={list(q.gold)}"
                 f" missing={list(miss.missing)}"
             )
+    for kind, t in tallies.items():
+        for leak, which in t.leaked if kind != "overall" else ():
+            q = leak.question
+            print(f"LEAK {kind} ({which}): {q.tenant}/{q.party} {q.text!r} shows {list(leak.leaks)}")
     print(
         json.dumps(
             {"bench": "context_answers", "seconds": round(time.perf_counter() - started, 1), **figures}
