@@ -27,6 +27,7 @@ from connector.embeddings.base import Vectors
 from connector.episodic import terms as entry_terms
 from connector.episodic.ranking import cosine
 from connector.episodic.tables import CASES, ENTRIES, LIVE
+from connector.lexical.tokens import same_words
 
 if TYPE_CHECKING:
     from connector.episodic.vector_index import VectorIndex
@@ -203,8 +204,9 @@ class BatchView:
         holders = self.content.get((case.scope.tenant, case.scope.customer_id, case.content_hash))
         return next(iter(holders.values())) if holders else None
 
-    def near_duplicate(self, case: NewCase, vector: Vectors) -> str | None:
-        """The most similar live entry of the same type and documents, if cosine >= NEAR_DUPLICATE."""
+    def near_duplicate(self, case: NewCase, vector: Vectors, text: str) -> str | None:
+        """The most similar live entry of the same type and documents, if cosine >= NEAR_DUPLICATE
+        and its summary says the same in the same terms (names, amounts and dates included)."""
         best: tuple[float, str] | None = None
         for entry_id in self.similar.get(dup_key_of(case), ()):
             entry = self.entries.get(entry_id)
@@ -212,7 +214,9 @@ class BatchView:
                 continue  # no vector anywhere: not comparable (reindex restores it)
             candidate = (cosine(vector, entry.vector), entry_id)
             best = candidate if best is None or candidate > best else best
-        return best[1] if best is not None and best[0] >= NEAR_DUPLICATE else None
+        if best is None or best[0] < NEAR_DUPLICATE:
+            return None
+        return best[1] if same_words(text, self.entries[best[1]].values["summary"]) else None
 
     # Changes ---------------------------------------------------------------------------------------
     def add_case(self, case: NewCase, entry_id: str, values: dict[str, Any]) -> None:

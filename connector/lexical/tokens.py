@@ -156,3 +156,17 @@ def term_counts(text: str) -> Counter[str]:
 def query_terms(query: str) -> list[str]:
     """A query's distinct terms in first-seen order, capped (a 1 MB query costs what 4,000 chars do)."""
     return list(dict.fromkeys(terms(query[:MAX_QUERY_CHARS])))[:MAX_QUERY_TERMS]
+
+
+def same_words(a: str, b: str, *, overlap: float = 0.8) -> bool:
+    """Whether two texts say the same thing in (nearly) the same terms: equal numbers, amounts,
+    dates and document numbers, and at least ``overlap`` of their distinct terms shared.
+
+    Embeddings barely see names and numbers, so "Anna: the audit is on 3 July" and "Mei: the audit
+    is on 1 October" have a cosine above 0.95; this keeps such texts apart.
+    """
+    ta, tb = set(terms(a)), set(terms(b))
+    values_a = {t for t in ta if any(ch.isdigit() for ch in t)}
+    values_b = {t for t in tb if any(ch.isdigit() for ch in t)}
+    union = ta | tb
+    return values_a == values_b and (not union or len(ta & tb) >= overlap * len(union))
