@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """Episodic memory benchmark (run through ``scripts/bench_episodic``).
 
-Quality: records the labelled set (``benchmarks/episodic_*.jsonl``) with the default embedder,
-times the ingest, asks every query with k=3 and counts recall@1, recall@3 and leaks (hits that
-belong to another customer). It also prints the score distributions of true matches and
-non-matches within each query's customer (semantic queries only: document-number queries are
-matched lexically), from which the model's score threshold is calibrated: the 1st percentile
-of the true-match scores, so 99% of the right cases clear it.
+Quality: records both labelled sets with the default embedder, each in its own store — the ERP
+cases (``benchmarks/episodic_*.jsonl``) and the multi-session conversations
+(``benchmarks/conversation_*.jsonl``, each dialogue turn one case of its conversation's customer) —
+times the ingest, and asks every question with k=10 under three rankings on the same entries:
+dense only, lexical (BM25) only and the hybrid. It prints recall@1/5/10 (an expected case in the
+top k) and MRR per question kind, and leaks (hits that belong to another customer). It also prints
+the dense score distributions of true matches and non-matches within each ERP query's customer,
+from which the model's score threshold is calibrated (the 1st percentile of the true-match scores).
+``--calibrate`` compares the fusion settings on both sets instead.
 
-Scale: for each size, 10,000 customers share N synthetic entries (random unit vectors, stored as
-the writer stores them: the row with its vector hash, the vector in Chroma; the query is embedded
-for real). It times our recall (the scope's ids from the relational rows -> their vectors from
-Chroma by id -> numpy top-k, query embedding included, embedded while the rows and vectors are
+Scale: for each size, 10,000 customers share N synthetic entries (random unit vectors and 25-40
+words of real case text, stored as the writer stores them: the row with its vector hash and its
+lexical postings, the vector in Chroma; the query is embedded for real). It times our recall (the
+scope's ids from the relational rows -> their vectors from Chroma by id, the postings of the
+query's terms -> fused top-k, query embedding included, embedded while the rows and vectors are
 read) beside the single-collection metadata-filtered Chroma query on the same collection, wall time
 and (for our recall) the CPU time of the process, which stays meaningful when other work shares the
 machine. ``--server`` runs the same against a Chroma server (``chroma run`` on a free local port,
@@ -49,6 +53,8 @@ sys.path.insert(0, str(ROOT))
 from connector.clock import FrozenClock  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
+from connector.episodic import terms as entry_terms  # noqa: E402
+from connector.episodic.fusion import Fusion  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
 from connector.episodic.vector_index import vector_hash  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
@@ -148,13 +154,23 @@ class TimedEmbed:
 
 
 # Quality --------------------------------------------------------------------------------------------
-def quality(workdir: Path) -> dict[str, Any]:
+METHODS = {
+    "dense": Fusion(method="dense"),
+    "lexical": Fusion(method="lexical"),
+    "hybrid": Fusion(),
+}
+
+
+class LabelledSet:
+    """Cases to record and questions with the case ids that answer them (any one of them counts)."""
+
+    def __init__(self, name: str, cases: list[Any], queries: list[dict[str, Any]]) -> None:
+        self.name, self.cases, self.queries = name, cases, queries
+
+
+def erp_set(episodic: Any) -> LabelledSet:
     cases = [json.loads(line) for line in (ROOT / "benchmarks/episodic_cases.jsonl").open()]
     queries = [json.loads(line) for line in (ROOT / "benchmarks/episodic_queries.jsonl").open()]
-    memory = new_memory(workdir)
-    episodic = memory.episodic
-    episodic.embedder.embed(["warm up"])
-    episodic.index.count()
     prepared = [
         episodic.prepare(
             c["customer_id"], c["request"], c["resolution"], case_id=c["case_id"], case_type=c["case_type"],
@@ -162,59 +178,205 @@ def quality(workdir: Path) -> dict[str, Any]:
         )
         for c in cases
     ]  # fmt: skip
+    asked = [{"customer": q["customer_id"], "text": q["query"], "expected": q["expected"], "kind": q["kind"]}
+             for q in queries]  # fmt: skip
+    return LabelledSet("erp cases", prepared, asked)
+
+
+def conversation_set(episodic: Any) -> LabelledSet:
+    """Each dialogue turn recorded as one case of its conversation's customer."""
+    turns = [json.loads(line) for line in (ROOT / "benchmarks/conversation_turns.jsonl").open()]
+    questions = [json.loads(line) for line in (ROOT / "benchmarks/conversation_questions.jsonl").open()]
+    prepared = [
+        episodic.prepare(t["conversation"], t["text"], "", case_id=t["turn_id"],
+                         occurred_at=datetime.fromisoformat(t["occurred_at"]))
+        for t in turns
+    ]  # fmt: skip
+    asked = [
+        {"customer": q["conversation"], "text": q["question"], "expected": q["evidence"], "kind": q["kind"]}
+        for q in questions
+    ]
+    return LabelledSet("conversations", prepared, asked)
+
+
+class CachedQueryEmbeddings:
+    """Each question embedded once across the methods compared (the ranking is what differs)."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder, self.cache = embedder, {}
+
+    def __enter__(self) -> None:
+        original = self.embedder.embed
+
+        def embed(texts: Any) -> Any:
+            if len(texts) != 1:
+                return original(texts)
+            if texts[0] not in self.cache:
+                self.cache[texts[0]] = original(texts)
+            return self.cache[texts[0]]
+
+        self.embedder.embed = embed
+
+    def __exit__(self, *exc: object) -> None:
+        del self.embedder.embed
+
+
+def ingest(episodic: Any, labelled: LabelledSet) -> dict[str, Any]:
     embedding = TimedEmbed(episodic.embedder)
+    statuses: dict[str, int] = {}
     started, cpu_started = time.perf_counter(), time.process_time()
     with embedding:
-        for i in range(0, len(prepared), 64):
-            episodic.record_cases(prepared[i : i + 64])
-    ingest_s = time.perf_counter() - started
-    ingest_cpu_s = time.process_time() - cpu_started
-    owner = {c["case_id"]: c["customer_id"] for c in cases}
-    at1 = at3 = leaks = 0
-    by_kind: dict[str, list[int]] = {}
-    true_scores: list[float] = []
-    other_scores: list[float] = []
-    for q in queries:
-        hits = episodic.recall(q["customer_id"], q["query"], k=3)
-        ids = [h.case_id for h in hits]
-        leaks += sum(owner.get(i) != q["customer_id"] for i in ids)
-        hit1, hit3 = bool(ids[:1] and ids[0] in q["expected"]), any(i in q["expected"] for i in ids)
-        at1 += hit1
-        at3 += hit3
-        by_kind.setdefault(q["kind"], []).append(int(hit3))
-        if q["kind"] == "document":
-            continue  # found lexically; its embedding scores say nothing about the threshold
-        # calibration: every entry of this customer, scored without threshold
-        with memory.engine.connect() as conn:
-            rows = conn.execute(
-                sa.select(ENTRIES.c.id, ENTRIES.c.case_id).where(ENTRIES.c.customer_id == q["customer_id"])
-            ).all()
-        vectors = episodic.index.vectors([r.id for r in rows])
-        qv = episodic.embedder.embed([q["query"]])[0]
-        for r in rows:
-            (true_scores if r.case_id in q["expected"] else other_scores).append(float(vectors[r.id] @ qv))
-    n = len(queries)
+        for i in range(0, len(labelled.cases), 64):
+            for recorded in episodic.record_cases(labelled.cases[i : i + 64]):
+                statuses[recorded.status] = statuses.get(recorded.status, 0) + 1
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     return {
-        "cases": len(cases),
-        "customers": len({c["customer_id"] for c in cases}),
-        "queries": n,
-        "ingest_cases_per_s": round(len(cases) / ingest_s, 1),
-        "ingest_cases_per_cpu_s": round(len(cases) / ingest_cpu_s, 1),
-        "ingest_s": round(ingest_s, 2),
-        "ingest_embed_s": round(embedding.seconds, 2),
-        "recall_at_1": round(at1 / n, 4),
-        "recall_at_3": round(at3 / n, 4),
-        "recall_at_3_by_kind": {k: round(sum(v) / len(v), 4) for k, v in by_kind.items()},
-        "leaks": leaks,
-        "true_scores": true_scores,
-        "other_scores": other_scores,
+        "cases_per_s": round(len(labelled.cases) / seconds, 1),
+        "cases_per_cpu_s": round(len(labelled.cases) / cpu, 1),
+        "s": round(seconds, 2),
+        "embed_s": round(embedding.seconds, 2),
+        "statuses": statuses,
     }
 
 
+def evaluate(episodic: Any, labelled: LabelledSet, owner: dict[str, str], fusion: Fusion) -> dict[str, Any]:
+    """recall@1/5/10 (an expected case in the top k) and MRR@10, overall and per question kind."""
+    episodic.fusion = fusion
+    per_kind: dict[str, list[tuple[int, ...]]] = {}
+    leaks = 0
+    for q in labelled.queries:
+        ids = [h.case_id for h in episodic.recall(q["customer"], q["text"], k=10)]
+        leaks += sum(owner.get(i) != q["customer"] for i in ids)
+        rank = next((n for n, i in enumerate(ids, start=1) if i in q["expected"]), 0)
+        per_kind.setdefault(q["kind"], []).append((int(rank == 1), int(0 < rank <= 5), int(rank > 0), rank))
+    episodic.fusion = Fusion()
+
+    def figures(rows: list[tuple[int, ...]]) -> dict[str, float]:
+        n = len(rows)
+        return {
+            "r1": round(sum(r[0] for r in rows) / n, 3),
+            "r5": round(sum(r[1] for r in rows) / n, 3),
+            "r10": round(sum(r[2] for r in rows) / n, 3),
+            "mrr": round(sum(1 / r[3] for r in rows if r[3]) / n, 3),
+        }
+
+    every = [row for rows in per_kind.values() for row in rows]
+    return {"all": figures(every), "leaks": leaks, **{k: figures(v) for k, v in sorted(per_kind.items())}}
+
+
+def threshold_scores(memory: Memory, labelled: LabelledSet) -> tuple[list[float], list[float]]:
+    """Cosine of every semantic query to every entry of its customer: true matches and the others."""
+    episodic = memory.episodic
+    true_scores: list[float] = []
+    other_scores: list[float] = []
+    for q in labelled.queries:
+        if q["kind"] == "document":
+            continue  # found lexically; its embedding scores say nothing about the threshold
+        with memory.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(ENTRIES.c.id, ENTRIES.c.case_id).where(ENTRIES.c.customer_id == q["customer"])
+            ).all()
+        vectors = episodic.index.vectors([r.id for r in rows])
+        qv = episodic.embedder.embed([q["text"]])[0]
+        for r in rows:
+            (true_scores if r.case_id in q["expected"] else other_scores).append(float(vectors[r.id] @ qv))
+    return true_scores, other_scores
+
+
+def quality(workdir: Path, fusions: dict[str, Fusion] | None = None) -> dict[str, Any]:
+    """Both labelled sets, each in its own store, every method on the same recorded entries."""
+    results: dict[str, Any] = {}
+    for key, make in (("erp", erp_set), ("conversations", conversation_set)):
+        memory = new_memory(workdir / key)
+        episodic = memory.episodic
+        episodic.embedder.embed(["warm up"])
+        episodic.index.count()
+        labelled = make(episodic)
+        done = ingest(episodic, labelled)
+        owner = {c.case_key: c.scope.customer_id for c in labelled.cases}
+        with CachedQueryEmbeddings(episodic.embedder):
+            methods = {
+                name: evaluate(episodic, labelled, owner, f) for name, f in (fusions or METHODS).items()
+            }
+        results[key] = {
+            "name": labelled.name,
+            "cases": len(labelled.cases),
+            "customers": len(set(owner.values())),
+            "queries": len(labelled.queries),
+            "ingest": done,
+            "methods": methods,
+        }
+        if key == "erp" and fusions is None:
+            results[key]["scores"] = threshold_scores(memory, labelled)
+    return results
+
+
+def print_quality(results: dict[str, Any]) -> None:
+    for r in results.values():
+        print(
+            f"Quality, {r['name']}: {r['cases']} cases, {r['customers']} customers, {r['queries']} questions"
+        )
+        ing = r["ingest"]
+        print(
+            f"  ingest {ing['cases_per_s']} cases/s wall, {ing['cases_per_cpu_s']} per CPU-second (default "
+            f"embedder, batches of 64): {ing['s']} s, embedding {ing['embed_s']} s of it; {ing['statuses']}"
+        )
+        kinds = [k for k in next(iter(r["methods"].values())) if k != "leaks"]
+        print(f"  {'kind':<12} " + " ".join(f"{m:>25}" for m in r["methods"]))
+        print(f"  {'':<12} " + " ".join(f"{'r@1  r@5  r@10  MRR':>25}" for _ in r["methods"]))
+        for kind in kinds:
+            cells = []
+            for m in r["methods"].values():
+                f = m[kind]
+                cells.append(f"{f['r1']:.3f} {f['r5']:.3f} {f['r10']:.3f} {f['mrr']:.3f}")
+            print(f"  {kind:<12} " + " ".join(f"{c:>25}" for c in cells))
+        print(
+            "  leaks (hits of another customer): "
+            + ", ".join(f"{n} {m['leaks']}" for n, m in r["methods"].items())
+        )
+
+
+def calibrate(workdir: Path) -> None:
+    """The fusion candidates on both sets (what the defaults in connector.episodic.fusion were chosen on)."""
+    fusions = {"dense only": Fusion(method="dense"), "lexical only": Fusion(method="lexical")}
+    for k in (2, 5, 10, 60):
+        fusions[f"rrf k={k:g}"] = Fusion(method="rrf", rrf_k=k)
+    for w in (0.1, 0.2, 0.3, 0.4, 0.5):
+        fusions[f"weighted w={w:g}"] = Fusion(method="weighted", lexical_weight=w)
+    for strong in (0.25, 0.5):
+        fusions[f"w=0.3 strong={strong:g}"] = Fusion("weighted", lexical_weight=0.3, strong_lexical=strong)
+    results = quality(workdir, fusions)
+    print(f"{'fusion':<20} " + " ".join(f"{r['name'] + ' r@1/r@5/r@10/MRR':>38}" for r in results.values()))
+    for name in fusions:
+        cells = []
+        for r in results.values():
+            f = r["methods"][name]["all"]
+            cells.append(f"{f['r1']:.3f} {f['r5']:.3f} {f['r10']:.3f} {f['mrr']:.3f}")
+        print(f"{name:<20} " + " ".join(f"{c:>38}" for c in cells))
+
+
 # Scale ----------------------------------------------------------------------------------------------
+def synthetic_vocabulary() -> list[str]:
+    """The words of the labelled ERP cases, most frequent first (synthetic summaries draw on them)."""
+    counts: dict[str, int] = {}
+    for line in (ROOT / "benchmarks/episodic_cases.jsonl").open():
+        case = json.loads(line)
+        for word in f"{case['request']} {case['resolution']}".split():
+            counts[word] = counts.get(word, 0) + 1
+    return sorted(counts, key=lambda w: (-counts[w], w))
+
+
+def synthetic_summary(vocabulary: list[str], rng: np.random.Generator) -> str:
+    """25-40 words drawn Zipf-like from the vocabulary: postings as dense as real case text's."""
+    picks = np.minimum(rng.zipf(1.3, size=int(rng.integers(25, 41))) - 1, len(vocabulary) - 1)
+    return " ".join(vocabulary[int(i)] for i in picks)
+
+
 def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float:
-    """N entries over 10,000 customers: relational rows with their vector hash + the vectors in Chroma."""
+    """N entries over 10,000 customers: relational rows with their vector hash and lexical postings (the
+    summaries are words of real cases), and the vectors in Chroma."""
     index = memory.episodic.index
+    vocabulary = synthetic_vocabulary()
     dim = memory.episodic.embedder.dimension
     model = memory.episodic.embedder.model_id
     started = time.perf_counter()
@@ -223,19 +385,21 @@ def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float
         rows: list[dict[str, Any]] = []
         for i in range(start, min(size, start + batch)):
             occurred = NOW - timedelta(days=int(i % 170))
+            summary = synthetic_summary(vocabulary, rng)
             rows.append({
                 "id": f"e{i:08d}", "tenant": "default", "customer_id": f"C{i % CUSTOMERS:05d}",
                 "case_id": f"case-{i}", "case_type": ("dispute", "delivery", "pricing", "tax")[i % 4],
-                "summary": f"Synthetic case {i}", "summary_mode": "non-llm", "documents": [],
+                "summary": summary, "summary_mode": "non-llm", "documents": [],
                 "doc_keys": [], "occurred_at": occurred, "retain_from": occurred, "recorded_at": NOW,
                 "updated_at": NOW, "archived_at": None, "pii": False, "status": "live",
                 "embedding_model": model, "merged_count": 1,
-                "vector_hash": vector_hash(model, f"Synthetic case {i}"), "vector_pending": False,
+                "vector_hash": vector_hash(model, summary), "vector_pending": False,
             })  # fmt: skip
         vectors = rng.standard_normal((len(rows), dim)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         with memory.engine.begin() as conn:
             conn.execute(sa.insert(ENTRIES), rows)
+            entry_terms.index_entries(conn, rows, replace=False)
         index.upsert([r["id"] for r in rows], vectors, [chroma_metadata(r) for r in rows])
     return time.perf_counter() - started
 
@@ -350,7 +514,10 @@ def main() -> int:
     parser.add_argument(
         "--naive-queries", type=int, default=60, help="timed filtered Chroma queries per size"
     )
-    parser.add_argument("--skip-scale", action="store_true", help="quality only")
+    parser.add_argument("--skip-scale", action="store_true", help="quality only (both labelled sets)")
+    parser.add_argument(
+        "--calibrate", action="store_true", help="compare fusion settings on both sets, then exit"
+    )
     parser.add_argument(
         "--server",
         nargs="?",
@@ -373,16 +540,13 @@ def main() -> int:
 
 
 def run(args: argparse.Namespace, tmp: Path, deadline: float, load_start: float) -> int:
+    if args.calibrate:
+        calibrate(tmp / "calibrate")
+        return 0
     q = quality(tmp / "quality")
-    cal = calibration(q.pop("true_scores"), q.pop("other_scores"))
-    print(f"Quality: {q['cases']} cases, {q['customers']} customers, {q['queries']} queries")
-    print(f"  recall@1 {q['recall_at_1']:.3f}  recall@3 {q['recall_at_3']:.3f}  leaks {q['leaks']}")
-    print(f"  recall@3 by query kind: {q['recall_at_3_by_kind']}")
-    print(
-        f"  ingest {q['ingest_cases_per_s']} cases/s wall, {q['ingest_cases_per_cpu_s']} per CPU-second "
-        f"(default embedder, batches of 64): {q['ingest_s']} s, embedding {q['ingest_embed_s']} s of it"
-    )
-    print(f"  calibration (scores within the customer): {cal}")
+    cal = calibration(*q["erp"].pop("scores"))
+    print_quality(q)
+    print(f"  dense score threshold calibration (ERP set, scores within the customer): {cal}")
     stores: list[SizedStore] = []
     skipped: list[int] = []
     if not args.skip_scale:
@@ -433,13 +597,13 @@ def run(args: argparse.Namespace, tmp: Path, deadline: float, load_start: float)
             else None
         ),
         "query_embed_p95_ms": largest["embed_p95_ms"] if largest else None,
-        "ingest_cases_per_s": q["ingest_cases_per_s"],
-        "ingest_cases_per_cpu_s": q["ingest_cases_per_cpu_s"],
-        "ingest_s": q["ingest_s"],
-        "ingest_embed_s": q["ingest_embed_s"],
-        "recall_at_1": q["recall_at_1"],
-        "recall_at_3": q["recall_at_3"],
-        "leaks": q["leaks"],
+        "ingest_cases_per_s": q["erp"]["ingest"]["cases_per_s"],
+        "ingest_cases_per_cpu_s": q["erp"]["ingest"]["cases_per_cpu_s"],
+        "ingest_s": q["erp"]["ingest"]["s"],
+        "ingest_embed_s": q["erp"]["ingest"]["embed_s"],
+        "conversation_ingest_cases_per_s": q["conversations"]["ingest"]["cases_per_s"],
+        "quality": {key: {m: r["all"] for m, r in v["methods"].items()} for key, v in q.items()},
+        "leaks": sum(r["leaks"] for v in q.values() for r in v["methods"].values()),
         "threshold_calibration": cal,
         "chroma": "server" if SERVER is not None else "embedded",
         "cpu_count": os.cpu_count(),

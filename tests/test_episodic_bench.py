@@ -28,3 +28,26 @@ def test_calibration_suggests_the_first_percentile_of_true_matches() -> None:
     calibration = load_bench().calibration([0.5] * 99 + [0.1], [0.2] * 10)
     assert 0.1 <= calibration["suggested_threshold"] <= 0.5
     assert calibration["other_median"] == 0.2
+
+
+def test_quality_reports_every_method_per_question_kind(tmp_path: Path) -> None:
+    bench = load_bench()
+    memory = bench.new_memory(tmp_path)
+    episodic = memory.episodic
+    cases = [
+        episodic.prepare("ACME", "Priya: the forklift broke down on 14 March.", "", case_id="t1"),
+        episodic.prepare("ACME", "Jonas: lovely weather for a walk today.", "", case_id="t2"),
+        episodic.prepare("OTHER", "Priya: the forklift broke down again.", "", case_id="t3"),
+    ]
+    queries = [
+        {"customer": "ACME", "text": "What broke on March 14th?", "expected": ["t1"], "kind": "date"},
+        {"customer": "ACME", "text": "Was it sunny outside?", "expected": ["t2"], "kind": "paraphrase"},
+    ]
+    labelled = bench.LabelledSet("tiny", cases, queries)
+    assert bench.ingest(episodic, labelled)["statuses"] == {"created": 3}
+    owner = {c.case_key: c.scope.customer_id for c in cases}
+    result = {name: bench.evaluate(episodic, labelled, owner, f) for name, f in bench.METHODS.items()}
+    assert set(result) == {"dense", "lexical", "hybrid"}
+    assert result["hybrid"]["date"]["r1"] == 1.0 and result["hybrid"]["all"]["r10"] == 1.0
+    assert result["lexical"]["paraphrase"]["r10"] == 0.0  # no word in common: only the dense side finds it
+    assert all(r["leaks"] == 0 for r in result.values())
