@@ -5,9 +5,9 @@ first (as before), the rest by the fused score. Methods (see the README's episod
 calibration on the labelled sets): ``rrf`` — reciprocal rank fusion, ``1/(k + dense rank) +
 1/(k + lexical rank)``, which needs no score scales; ``weighted`` — ``w * bm25 / max bm25 +
 (1 - w) * cosine``; ``dense`` and ``lexical`` rank by one signal alone (baselines in the benchmark).
-The dense score threshold cuts a candidate only if it is also lexically weak (below
-``strong_lexical`` of the best lexical score of the scope) and names no queried document: a hit
-with a strong lexical score is never cut.
+The dense score threshold cuts a candidate only if it is also lexically weak (no query term, or
+below ``strong_lexical`` times the best lexical score of the scope) and names no queried document:
+a hit with a strong lexical score is never cut.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ FusionMethod = Literal["rrf", "weighted", "dense", "lexical"]
 class Fusion:
     """How a recall fuses its signals (defaults calibrated on the labelled sets)."""
 
-    method: FusionMethod = "rrf"
+    method: FusionMethod = "weighted"
     rrf_k: float = 60.0
-    lexical_weight: float = 0.5
-    strong_lexical: float = 0.5
+    lexical_weight: float = 0.3
+    strong_lexical: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +97,6 @@ def fuse(
     lexical_scores = [p.score for p in parts]
     fused = _fused_scores(dense, lexical_scores, fusion)
     strong = fusion.strong_lexical * max(lexical_scores, default=0.0)
-    dense_cut = fusion.method != "lexical"
     kept: list[Fused] = []
     for i, score in enumerate(fused):
         named = matches(query_keys, entry_doc_keys[i]) if query_keys else ()
@@ -107,7 +106,7 @@ def fuse(
         elif fusion.method == "lexical":
             passes = lex > 0
         else:
-            passes = (dense_cut and dense[i] >= threshold) or (lex > 0 and lex >= strong)
+            passes = dense[i] >= threshold or (lex > 0 and lex >= strong)
         if named or passes:
             kept.append(Fused(i, float(score), float(dense[i]), float(lex), parts[i].terms, named))
     kept.sort(key=lambda f: (-len(f.matched_documents), -f.fused, f.index))
