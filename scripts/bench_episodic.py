@@ -59,7 +59,7 @@ from connector.episodic.tables import ENTRIES  # noqa: E402
 from connector.episodic.vector_index import vector_hash  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
 from connector.memory import Memory  # noqa: E402
-from connector.settings import ChromaSettings, Settings  # noqa: E402
+from connector.settings import ChromaSettings, RetentionSettings, Settings  # noqa: E402
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CUSTOMERS = 10_000
@@ -124,8 +124,12 @@ def chroma_server(where: str, workdir: Path) -> Iterator[tuple[str, int]]:
         log_file.close()
 
 
-def new_memory(workdir: Path) -> Memory:
-    settings = Settings(data_dir=workdir / "data", chroma=chroma_settings(workdir))
+def new_memory(workdir: Path, *, retention_days: int = 180) -> Memory:
+    settings = Settings(
+        data_dir=workdir / "data",
+        chroma=chroma_settings(workdir),
+        retention=RetentionSettings(episodic_days=retention_days),
+    )
     engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
     upgrade_to_head(engine)
     return Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
@@ -287,7 +291,8 @@ def quality(workdir: Path, fusions: dict[str, Fusion] | None = None) -> dict[str
     """Both labelled sets, each in its own store, every method on the same recorded entries."""
     results: dict[str, Any] = {}
     for key, make in (("erp", erp_set), ("conversations", conversation_set)):
-        memory = new_memory(workdir / key)
+        # the dialogues span up to a year before the benchmark's "now": none may be past retention
+        memory = new_memory(workdir / key, retention_days=180 if key == "erp" else 800)
         episodic = memory.episodic
         episodic.embedder.embed(["warm up"])
         episodic.index.count()
