@@ -66,7 +66,7 @@ _AMOUNT = re.compile(
     rf"|(?P<cur3>{_CURRENCY})\s?(?P<whole>\d+)\b",
     re.I,
 )
-_PREFIXED = re.compile(r"(?<![\w#])(?P<prefix>[A-Za-z]{1,5})[-_/]?(?P<digits>\d+)\b")
+_PREFIXED = re.compile(r"(?<![\w#])(?:#\s?)?(?P<prefix>[A-Za-z]{1,5})[-_/]?(?P<digits>\d+)\b")  # INV-1, #INV1
 _WORDED = re.compile(
     rf"\b(?P<word>{_WORDS})\b\.?(?:\s+(?:no\.?|nr\.?|number|#))?[\s:#.-]*(?P<digits>\d+)\b", re.I
 )
