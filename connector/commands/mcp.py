@@ -61,9 +61,10 @@ def _mcp(args: argparse.Namespace) -> int:
         return 0
     from connector.mcp_server.server import run_http, run_stdio
 
-    if args.http:
-        print(f"connector mcp: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
-        run_http(memory, host=host, port=port, no_auth=args.no_auth)
-    else:
-        run_stdio(memory)
+    with memory:  # on shutdown: stop the background worker and pools, close Chroma and the engine
+        if args.http:
+            print(f"connector mcp: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
+            run_http(memory, host=host, port=port, no_auth=args.no_auth)
+        else:
+            run_stdio(memory)
     return 0
