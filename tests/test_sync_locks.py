@@ -100,11 +100,13 @@ class _Recording(SyncRunner):
 
 
 def _terminate_lock_holder(engine: Engine, tenant: str, stream: str) -> int:
+    """Terminate the lock's backend and wait (up to 10 s) until it has exited and released the lock."""
     key = advisory_key(tenant, stream) & 0xFFFFFFFFFFFFFFFF
     with engine.connect() as conn:
         ended = conn.execute(
             sa.text(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory'"
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM pg_locks"
+                " WHERE locktype = 'advisory'"
                 " AND classid = :hi AND objid = :lo AND objsubid = 1"
             ),
             {"hi": key >> 32, "lo": key & 0xFFFFFFFF},
