@@ -38,6 +38,7 @@ SERVER_FIXTURES = {
 MODEL_FIXTURES = {"memory", "episodic_settings"}
 #: Test modules that embed with the offline model without those fixtures.
 MODEL_MODULES = {
+    "test_context_answers_bench",
     "test_context_cli",
     "test_demo",
     "test_embeddings_minilm",
