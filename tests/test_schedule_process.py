@@ -1,5 +1,5 @@
 """``connector schedule`` as a real process: a SIGTERM mid-sync commits the page in hand, logs out of
-the ERP and exits 0; the next scheduler run finishes the window."""
+the ERP and exits 143 (SIGINT: 130); the next scheduler run finishes the window."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def log_messages(err: str) -> list[str]:
     return [json.loads(line).get("message", "") for line in err.splitlines() if line.startswith("{")]
 
 
-def test_sigterm_stops_the_scheduler_after_the_page_in_hand_and_logs_out(
+def test_sigterm_stops_the_scheduler_after_the_page_in_hand_logs_out_and_exits_143(
     rig_factory: Callable[..., Rig], tmp_path: Path
 ) -> None:
     rig = rig_factory(streams=["Customer"], customers=150)
@@ -36,10 +36,12 @@ def test_sigterm_stops_the_scheduler_after_the_page_in_hand_and_logs_out(
     rig.hooked.on_list = lambda entity, n: os.kill(process.pid, signal.SIGTERM) if n == 3 else None
     _, err = process.communicate(timeout=120)
 
-    assert process.returncode == 0, err
+    assert process.returncode == 128 + signal.SIGTERM == 143, err
     messages = log_messages(err)
     assert any(m.startswith("stopping on SIGTERM") for m in messages), err
     assert messages[-1] == "scheduler stopped"
+    last_line = err.strip().splitlines()[-1]
+    assert last_line == "connector: scheduler stopped by SIGTERM; running jobs finished first"
     assert rig.fake.active_sessions == 0  # logged out before exiting
     stored = count(rig.engine, party_t)
     assert 0 < stored < 150 and stored % 25 == 0  # whole pages only
@@ -53,7 +55,7 @@ def test_sigterm_stops_the_scheduler_after_the_page_in_hand_and_logs_out(
     wait_for_a_finished_run(rig)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
-    assert process.returncode == 0, err
+    assert process.returncode == 128 + signal.SIGINT == 130, err
     assert customer_ids(rig.engine) == set(rig.fake.keys("Customer"))
     assert rig.fake.active_sessions == 0
 
