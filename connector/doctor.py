@@ -1,17 +1,21 @@
 """Health checks behind ``connector doctor``: one verdict per item, never a secret in the output.
 
 Each check returns a :class:`CheckResult`; a failing check does not stop the others, so one run
-shows everything that is wrong.
+shows everything that is wrong. The ERP and LLM checks authenticate for real: a reachable server
+that refuses the credentials is a ``fail`` with the reason, never an ``ok``.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
-from connector.errors import ConnectorError
+from connector.errors import ConnectorError, ERPAuthError, LLMError
 from connector.settings import Settings, TenantSettings
 
 Verdict = Literal["ok", "warn", "fail"]
@@ -86,28 +90,85 @@ def check_embeddings(settings: Settings) -> CheckResult:
 
 
 def check_llm(settings: Settings) -> CheckResult:
+    """One authenticated 1-token completion: a refused key (401) is a ``fail``."""
+    from connector.llm import LLMClient
+
     if not settings.llm.enabled:
         return CheckResult(
             "llm", "warn", "no LLM configured: summaries and consolidation run in non-LLM mode"
         )
+    where = settings.llm.base_url or "api.openai.com"
+    client = LLMClient(settings.llm)
+    try:
+        start = time.perf_counter()
+        model = client.check()
+        elapsed_ms = (time.perf_counter() - start) * 1000
+    except LLMError as exc:
+        return CheckResult("llm", "fail", str(exc))
+    finally:
+        client.close()
     return CheckResult(
-        "llm", "ok", f"model {settings.llm.model} at {settings.llm.base_url or 'api.openai.com'}"
+        "llm", "ok", f"model {model} at {where}: answered an authenticated request in {elapsed_ms:.0f} ms"
     )
+
+
+class _Warnings(logging.Handler):
+    """Collects the adapters' warnings during a check (a retry, a failed logout): they make it ``warn``."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _adapter_warnings() -> Iterator[_Warnings]:
+    handler = _Warnings()
+    logger = logging.getLogger("connector.adapters")
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
 
 
 def check_tenant(settings: Settings, tenant: TenantSettings) -> CheckResult:
+    """Log in, read one page of the first stream (an authenticated request), log out.
+
+    SAP has no login call (basic auth and API keys are sent with each request), so only the read
+    shows whether SAP accepts the credentials; Acumatica's login does, and the read shows the
+    session works. Wrong credentials are a ``fail`` naming the cause."""
     from connector.adapters.factory import open_adapter  # only when a tenant is configured
 
+    item = f"erp:{tenant.name}"
     start = time.perf_counter()
-    with open_adapter(tenant, sync=settings.sync) as adapter:
-        streams = [s.name for s in adapter.streams()]
+    try:
+        with _adapter_warnings() as warned, open_adapter(tenant, sync=settings.sync) as adapter:
+            streams = [s.name for s in adapter.streams()]
+            if streams:
+                pages = adapter.read(streams[0], since=datetime.now(UTC))
+                try:
+                    next(pages, None)
+                finally:
+                    close = getattr(pages, "close", None)  # a generator: end it, its session is ours
+                    if callable(close):
+                        close()
+            requests = adapter.request_count
+    except ERPAuthError as exc:
+        return CheckResult(item, "fail", f"{tenant.kind} at {tenant.base_url} refused the credentials: {exc}")
     elapsed_ms = (time.perf_counter() - start) * 1000
-    return CheckResult(
-        f"erp:{tenant.name}",
-        "ok",
-        f"{tenant.kind} at {tenant.base_url}: logged in and out in {elapsed_ms:.0f} ms;"
-        f" streams {', '.join(streams)}",
+    session = "logged in, " if tenant.kind == "acumatica" else ""
+    read = f"read {streams[0]} authenticated" if streams else "no stream configured to read"
+    logout = ", logged out" if tenant.kind == "acumatica" else ""
+    detail = (
+        f"{tenant.kind} at {tenant.base_url}: {session}{read}{logout} in {elapsed_ms:.0f} ms"
+        f" ({requests} request(s)); streams {', '.join(streams) or 'none'}"
     )
+    if warned.messages:
+        return CheckResult(item, "warn", f"{detail}; but: {warned.messages[0]}")
+    return CheckResult(item, "ok" if streams else "warn", detail)
 
 
 def run_checks(settings: Settings) -> Iterator[CheckResult]:

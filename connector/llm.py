@@ -85,6 +85,42 @@ class LLMClient:
             completion_tokens=usage.completion_tokens if usage else None,
         )
 
+    def check(self) -> str:
+        """One authenticated 1-token completion, without retries, for ``connector doctor``: the
+        model that answered. Raises LLMError saying why when the endpoint refuses the key (401/403),
+        does not know the model (404) or cannot be reached; the key is never in the message."""
+        where = self.settings.base_url or "api.openai.com"
+        try:
+            response = self._client.with_options(max_retries=0).chat.completions.create(
+                model=self.settings.model,
+                messages=[{"role": "user", "content": "ping"}],
+                temperature=0,
+                max_tokens=1,
+            )
+        except openai.AuthenticationError as exc:
+            raise LLMError(
+                f"LLM endpoint {where} refused the API key (HTTP {exc.status_code}); "
+                "check llm.api_key (CONNECTOR_LLM__API_KEY)"
+            ) from None
+        except openai.PermissionDeniedError as exc:
+            raise LLMError(
+                f"LLM endpoint {where} denied the key access to model {self.model} (HTTP {exc.status_code})"
+            ) from None
+        except openai.NotFoundError as exc:
+            raise LLMError(
+                f"LLM endpoint {where} does not serve model {self.model} (HTTP {exc.status_code}); "
+                "check llm.model and llm.base_url"
+            ) from None
+        except openai.APIStatusError as exc:
+            raise LLMError(
+                f"LLM endpoint {where} answered HTTP {exc.status_code} for model {self.model}"
+            ) from None
+        except openai.APITimeoutError:
+            raise LLMError(f"LLM endpoint {where} timed out after {self.settings.timeout_s}s") from None
+        except openai.APIConnectionError:
+            raise LLMError(f"LLM endpoint {where} is unreachable") from None
+        return response.model or self.model
+
 
 def make_llm(settings: LLMSettings) -> LLMClient | None:
     """An LLM client when an endpoint is configured, else None (non-LLM mode)."""
