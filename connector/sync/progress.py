@@ -8,6 +8,7 @@ the run's counters so a log pipeline can alert on them; they never carry credent
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from datetime import datetime
 from types import TracebackType
@@ -90,8 +91,41 @@ class JsonReporter(NullReporter):
         self._emit("message", level=level, message=text, **fields)
 
 
+class ConsoleLogHandler(logging.Handler):
+    """Writes log lines through the progress bars' console, so they print above the live bars.
+
+    It takes the level, filters and formatter (the redaction, see :mod:`connector.redact`) of the
+    terminal handler it stands in for, so a line says the same as it would without bars.
+    """
+
+    def __init__(self, console: Console, replaced: logging.Handler) -> None:
+        super().__init__(replaced.level)
+        self.console = console
+        self.replaced = replaced
+        self.filters = list(replaced.filters)
+        if replaced.formatter is not None:
+            self.setFormatter(replaced.formatter)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record)
+            self.console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
+        except Exception:
+            self.handleError(record)
+
+
+def _terminal_streams(console: Console) -> set[int]:
+    streams = (sys.stderr, sys.stdout, sys.__stderr__, sys.__stdout__, console.file)
+    return {id(stream) for stream in streams if stream is not None}
+
+
 class RichReporter(NullReporter):
-    """A spinner row per stream with pages and records read so far (the ERP sends no totals)."""
+    """A spinner row per stream with pages and records read so far (the ERP sends no totals).
+
+    While the bars are live, the root logger's terminal handlers are routed through the bars'
+    console (:class:`ConsoleLogHandler`): a log line, httpx's included, prints above the bars
+    instead of into them. Handlers that write elsewhere (a file) are left alone.
+    """
 
     def __init__(self, console: Console | None = None) -> None:
         self._console = console or Console(stderr=True)
@@ -105,13 +139,39 @@ class RichReporter(NullReporter):
             console=self._console,
         )
         self._tasks: dict[tuple[str, str], TaskID] = {}
+        self._routed: list[ConsoleLogHandler] = []
 
     def __enter__(self) -> RichReporter:
+        self._route_logging()
         self._progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._progress.stop()
+        try:
+            self._progress.stop()
+        finally:
+            self._restore_logging()
+
+    def _route_logging(self) -> None:
+        root = logging.getLogger()
+        terminal = _terminal_streams(self._console)
+        for index, handler in enumerate(root.handlers):
+            stream = getattr(handler, "stream", None)
+            if (
+                isinstance(handler, logging.StreamHandler)
+                and not isinstance(handler, logging.FileHandler)
+                and id(stream) in terminal
+            ):
+                routed = ConsoleLogHandler(self._progress.console, handler)
+                root.handlers[index] = routed
+                self._routed.append(routed)
+
+    def _restore_logging(self) -> None:
+        root = logging.getLogger()
+        for routed in self._routed:
+            if routed in root.handlers:
+                root.handlers[root.handlers.index(routed)] = routed.replaced
+        self._routed.clear()
 
     def stream_started(self, tenant: str, stream: str, since: datetime | None, until: datetime) -> None:
         label = f"{tenant}/{stream}" + (" (full)" if since is None else "")
