@@ -4,21 +4,27 @@ one-line reasons, JSON lines when not interactive."""
 from __future__ import annotations
 
 import gc
+import io
 import json
+import re
+import sys
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from sync_stub import StubAdapter
 from test_sync_runner import customer
 
 from connector.adapters import factory as adapters_factory
 from connector.cli import main
 from connector.clock import Clock
+from connector.commands.sync import print_status
 from connector.erp.protocol import Adapter
 from connector.settings import SyncSettings, TenantSettings
 from connector.sync.locks import stream_lock
+from connector.sync.status import StreamStatus
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 
@@ -104,3 +110,57 @@ def test_status_reports_last_run_watermark_and_lag(
     assert status["watermark"].startswith("2026-03-01 08:04")
     assert status["failures_since_ok"] == 1
     assert status["lag_s"] is not None and status["lag_s"] >= 0
+
+
+class Terminal(io.StringIO):
+    """A stdout that says it is a terminal, as an operator's shell is."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def shown(text: str) -> list[str]:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).splitlines()
+
+
+def test_status_reads_at_80_columns(
+    erp: StubAdapter, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["sync", "--stream", "Customer"]) == 0
+    erp.malformed_pages.add(("Customer", 1))
+    assert main(["sync"]) == 1
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "80")
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    assert main(["sync", "status"]) == 0
+    lines = shown(terminal.getvalue())
+    assert all(len(line) <= 80 for line in lines), lines
+    [row] = [line for line in lines if line.startswith("acme/Customer ")]  # one line per stream
+    assert row.split()[:2] == ["acme/Customer", "failed"] and row.split()[-1] == "1", row
+    assert "2026-03-01 08:04" in row  # the watermark, to the minute (UTC)
+    [error] = [line for line in lines if line.startswith("acme/Customer: ")]
+    assert "page 1 failed" in error
+
+
+def test_status_at_80_columns_keeps_the_stream_and_the_reason_of_long_lines() -> None:
+    now = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    tenant = "s4hana-production-europe-west-" + "x" * 34  # the longest tenant name (64)
+    error = (
+        f"SyncError: {tenant}/BusinessPartner: SAP GET https://s4.example.com/sap/opu/odata/sap/"
+        "API_BUSINESS_PARTNER/A_BusinessPartner?$filter=x failed with HTTP 401 (check the username)"
+    )
+    status = StreamStatus(
+        tenant, "BusinessPartner", now - timedelta(days=3), "failed", now - timedelta(hours=2),
+        now - timedelta(hours=2), error, now - timedelta(days=2, hours=4), 187_200.0, True, 12, None, None,
+    )  # fmt: skip
+    out = io.StringIO()
+    print_status([status], Console(file=out, width=80), now)
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    assert all(len(line) <= 80 for line in lines), lines
+    [row] = [line for line in lines if "/BusinessPartner " in line]
+    assert row.startswith("s4hana-") and row.split()[1:] == [
+        "failed", "2h00m", "ago", "2026-02-26", "12:00", "2d04h", "12"
+    ]  # fmt: skip
+    [reason] = [line for line in lines if "/BusinessPartner: " in line]
+    assert "SAP GET …/A_BusinessPartner failed with HTTP 401" in reason

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from connector.commands._common import memory_from_settings
 from connector.errors import AlreadyRunning
@@ -101,24 +103,78 @@ def _status(args: argparse.Namespace) -> int:
     if args.json or not sys.stdout.isatty():
         print(json.dumps([s.as_dict() for s in statuses], default=str, indent=2))
     else:
-        Console().print(_table(statuses))
+        print_status(statuses, Console(), memory.clock.now())
     return 0
 
 
-def _table(statuses: list[StreamStatus]) -> Table:
-    table = Table(title="ERP sync status")
-    for column in ("tenant", "stream", "last run", "finished", "watermark", "lag", "failures", "error"):
-        table.add_column(column)
+_URL = re.compile(r"\bhttps?://[^\s?#]*/(?P<last>[^\s/?#]+)(?:[?#][^\s]*)?")
+_NAME_WIDTH = 24  # tenant/stream: the stream is kept whole, a long tenant name is cut
+
+
+def print_status(statuses: list[StreamStatus], console: Console, now: datetime) -> None:
+    """The status table, one line per stream, within the console's width (80 columns included):
+    ages and lags abbreviated, a long tenant name cut with an ellipsis, each error on one line
+    below the table (cut to the width; ``--json`` has it whole)."""
+    table = Table(
+        title="ERP sync status",
+        title_justify="left",
+        box=None,  # no border or divider columns: the width goes to the values
+        pad_edge=False,
+        header_style="bold underline",
+    )
+    table.add_column("tenant/stream", no_wrap=True, overflow="ellipsis")
+    table.add_column("last run", no_wrap=True, overflow="ellipsis")
+    table.add_column("finished", no_wrap=True, justify="right")
+    table.add_column("watermark UTC", no_wrap=True)
+    table.add_column("lag", no_wrap=True, justify="right")
+    table.add_column("fails", no_wrap=True, justify="right")
     for s in statuses:
-        lag = "never synced" if s.lag_s is None else str(timedelta(seconds=int(s.lag_s)))
+        finished = s.last_run_finished_at
+        lag = "never" if s.lag_s is None else _age(s.lag_s)
         table.add_row(
-            s.tenant,
-            s.stream,
+            _name(s),
             s.last_run_status or "-",
-            s.last_run_finished_at.isoformat(timespec="seconds") if s.last_run_finished_at else "-",
-            s.watermark.isoformat(timespec="seconds") if s.watermark else "-",
-            f"[red]{lag}[/red]" if s.lagging else lag,
+            _age((now - finished).total_seconds()) + " ago" if finished else "-",
+            s.watermark.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if s.watermark else "-",
+            Text(lag, style="red") if s.lagging else lag,
             str(s.failures_since_ok),
-            (s.last_run_error or "")[:80],
         )
-    return table
+    console.print(table)
+    notes = [(s, _error(s, s.last_run_error)) for s in statuses if s.last_run_error]
+    notes += [(s, _problems(s.last_run_problems)) for s in statuses if s.last_run_problems]
+    for s, note in notes:
+        line = Text(f"{_name(s)}: ", style="bold") + Text(" ".join(note.split()))
+        console.print(line, no_wrap=True, overflow="ellipsis", highlight=False)
+    if notes:
+        console.print("whole errors and problems: connector sync status --json", style="dim", highlight=False)
+
+
+def _name(s: StreamStatus) -> str:
+    room = max(_NAME_WIDTH - len(s.stream) - 1, 4)
+    tenant = s.tenant if len(s.tenant) <= room else s.tenant[: room - 1] + "…"
+    return f"{tenant}/{s.stream}"
+
+
+def _error(s: StreamStatus, error: str) -> str:
+    """The error without the tenant/stream it repeats (the line starts with them) and the sync's
+    own wrapper class, each URL cut to its last path segment, so the reason fits in the line."""
+    error = error.replace(f": {s.tenant}/{s.stream}: ", ": ", 1).removeprefix("SyncError: ")
+    return _URL.sub(lambda m: "…/" + m.group("last"), error)
+
+
+def _age(seconds: float) -> str:
+    """A duration in its two largest units: 45s, 12m, 3h05m, 2d04h."""
+    total = max(0, int(seconds))
+    days, rest = divmod(total, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours:02d}h"
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m" if minutes else f"{secs}s"
+
+
+def _problems(problems: str) -> str:
+    lines = [line for line in problems.splitlines() if line.strip()]
+    return f"{len(lines)} record problem(s) in the last run; first: {lines[0] if lines else ''}"
