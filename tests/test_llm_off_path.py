@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 
 import httpx
 import pytest
 import respx
+import sqlalchemy as sa
 from context_fixtures import NOW, seed_erp, stub_context
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
+from connector.episodic.models import RecordedCase
+from connector.episodic.tables import ENTRIES
+from connector.lexical.tables import DOCS
 from connector.llm import LLMClient
 from connector.memory import Memory
 from connector.settings import LLMSettings, Settings, WorkingMemorySettings
@@ -117,3 +122,42 @@ def test_record_case_returns_the_labelled_summary_and_the_llm_wording_arrives_af
         assert after.summary_mode == "llm"
         assert after.summary.startswith("The customer disputes INV-004821")
         assert "CM-000311" in after.summary  # dropped by the LLM, appended back
+
+
+def test_record_cases_returns_while_the_llm_hangs_and_rewords_each_entry_once_after(
+    memory: Memory, hanging: tuple[respx.MockRouter, HangingLLM]
+) -> None:
+    """The bulk path (ERP ingest, loads) defers the rewording like record_case: no LLM call inline,
+    not even for a case archived at write; one job per entry, with the entry's last content."""
+    _, llm = hanging
+    with llm_memory(memory.settings, memory.engine) as agent:
+        case = agent.episodic.prepare
+        old = agent.clock.now() - timedelta(days=agent.settings.retention.episodic_days + 20)
+        batch = [
+            case("ABARTENDE", "Charged twice for INV-004821", "Credit memo CM-000311", case_id="A"),
+            case("ABARTENDE", "Charged twice for INV-004821", "Credit memo CM-000312", case_id="A"),
+            case("COFFEESHOP", "Late delivery of SO-000140", "Freight refunded", case_id="B"),
+            case("COFFEESHOP", "Wrong price on INV-000901", "Repriced", case_id="C", occurred_at=old),
+        ]
+        results: list[RecordedCase] = []
+        writer = threading.Thread(target=lambda: results.extend(agent.episodic.record_cases(batch)))
+        writer.start()
+        writer.join(HANG_LIMIT_S / 3)  # an inline LLM call would hang for HANG_LIMIT_S per case
+        assert not writer.is_alive() and llm.answered == []
+        assert [r.status for r in results] == ["created", "updated", "created", "archived"]
+        assert {r.summary_mode for r in results} == {"non-llm"}
+        assert "CM-000312" in results[1].summary
+        [meanwhile] = agent.recall_cases("ABARTENDE", "charged twice")
+        assert meanwhile.summary_mode == "non-llm" and meanwhile.summary == results[1].summary
+
+        llm.release.set()
+        assert agent.background.wait(HANG_LIMIT_S)
+        assert len(llm.answered) == 3  # A once (its last content), B, and the archived C
+        with agent.engine.connect() as conn:
+            modes = dict(conn.execute(sa.select(ENTRIES.c.case_id, ENTRIES.c.summary_mode)).all())
+            indexed = set(conn.execute(sa.select(DOCS.c.doc_id)).scalars())
+        assert modes == {"A": "llm", "B": "llm", "C": "llm"}
+        assert indexed == {results[0].entry_id, results[2].entry_id}  # the archived entry has no terms
+        [after] = agent.recall_cases("ABARTENDE", "charged twice")
+        assert after.summary_mode == "llm" and "CM-000312" in after.summary
+        assert agent.episodic.check_index().consistent

@@ -56,6 +56,7 @@ from connector.telemetry import traced_recall
 from connector.threads import LazyPool
 
 MAX_K = 50
+REWORDED = ("created", "updated", "archived")  # results whose entry holds the case's own summary
 _END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
 
 # Built once: a recall runs these statements with parameters, without rebuilding them each time.
@@ -187,14 +188,7 @@ class EpisodicMemory:
             customer_id, request, resolution, tenant=tenant, case_id=case_id, case_type=case_type,
             occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript, metadata=metadata,
         )  # fmt: skip
-        llm, background = self.llm, self.background
-        if llm is None or background is None:
-            return CaseWriter(self).write([case])[0]
-        recorded = CaseWriter(self, deterministic=True).write([case])[0]
-        if recorded.status in ("created", "updated") and recorded.summary_mode == "non-llm":
-            entry, written = recorded.entry_id, recorded.summary
-            background.submit(("reword", entry), lambda: reword(self.engine, llm, entry, case, written))
-        return recorded
+        return self._record([case])[0]
 
     def prepare(
         self,
@@ -220,8 +214,25 @@ class EpisodicMemory:
         )  # fmt: skip
 
     def record_cases(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
-        """Record many prepared cases with batched embedding (bulk loads, ERP ingest)."""
-        return CaseWriter(self).write(list(cases))
+        """Record many prepared cases with batched embedding (bulk loads, ERP ingest).
+
+        Like :meth:`record_case`, never waits on the LLM: each new or updated entry is stored with
+        its labelled deterministic summary and reworded on the bounded background worker.
+        """
+        return self._record(list(cases))
+
+    def _record(self, cases: list[NewCase]) -> list[RecordedCase]:
+        llm, background = self.llm, self.background
+        if llm is None or background is None:
+            return CaseWriter(self).write(cases)
+        results = CaseWriter(self, deterministic=True).write(cases)
+        last: dict[str, tuple[NewCase, RecordedCase]] = {}  # an entry written twice: its last content
+        for case, recorded in zip(cases, results, strict=True):
+            if recorded.status in REWORDED and recorded.summary_mode == "non-llm":
+                last[recorded.entry_id] = (case, recorded)
+        for entry, (case, recorded) in last.items():
+            background.submit(("reword", entry), _rewording(self.engine, llm, entry, case, recorded.summary))
+        return results
 
     # Reading -------------------------------------------------------------------------------------
     @traced_recall
@@ -385,6 +396,10 @@ class EpisodicMemory:
             customers=int(customers),
             index_vectors=self.index.count(),
         )
+
+
+def _rewording(engine: Engine, llm: LLMClient, entry: str, case: NewCase, written: str) -> Callable[[], bool]:
+    return lambda: reword(engine, llm, entry, case, written)
 
 
 def _embed_one(embedder: Embedder, text: str) -> Vectors:

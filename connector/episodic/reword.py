@@ -4,7 +4,8 @@
 date, labelled ``non-llm``) and returns without waiting on the LLM; the LLM's wording replaces it
 here, on the background worker, only while the entry still holds the text written then (a later
 update or merge wins, and a retried job changes nothing). The lexical terms follow the new text;
-the vector stays the one of the factual text, which names the same facts.
+the vector stays the one of the factual text, which names the same facts. An entry archived at
+write (past retention) gets the new wording too, for when it is restored, but no terms.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from sqlalchemy.engine import Engine
 
 from connector.episodic import terms as entry_terms
 from connector.episodic.summary import summarise
-from connector.episodic.tables import ENTRIES
+from connector.episodic.tables import ENTRIES, LIVE
 from connector.episodic.writer import NewCase
 from connector.llm import LLMClient
 
@@ -36,7 +37,10 @@ def reword(engine: Engine, llm: LLMClient, entry_id: str, case: NewCase, written
         ).rowcount
         if replaced:
             row = conn.execute(
-                sa.select(e.id, e.tenant, e.customer_id, e.summary, e.occurred_at).where(e.id == entry_id)
-            ).mappings().one()  # fmt: skip
-            entry_terms.index_entries(conn, [dict(row)])
+                sa.select(e.id, e.tenant, e.customer_id, e.summary, e.occurred_at).where(
+                    e.id == entry_id, e.status == LIVE
+                )
+            ).mappings().one_or_none()  # fmt: skip
+            if row is not None:  # an archived entry has no terms (restore indexes it)
+                entry_terms.index_entries(conn, [dict(row)])
     return bool(replaced)

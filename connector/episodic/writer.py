@@ -265,7 +265,7 @@ class CaseWriter:
 
     def _archive(self, view: BatchView, case: NewCase, now: datetime) -> RecordedCase:
         """A new case already past retention: an archived entry without a vector (restore embeds it)."""
-        summary = _summary(self.episodic.llm, case)
+        summary = _summary(None if self._deterministic else self.episodic.llm, case)
         entry_id = entry_id_for(case.scope, case.case_key)
         values = {
             **self._new_entry_values(entry_id, case, now),
