@@ -102,8 +102,9 @@ def screen(raw: str) -> list[str]:
 def test_log_lines_print_above_the_live_bars_redacted_and_handlers_come_back(tmp_path: Path) -> None:
     terminal = io.StringIO()
     console = Console(file=terminal, force_terminal=True, width=100)
-    root = logging.getLogger()
-    saved = root.handlers[:], root.level
+    root, httpx_log = logging.getLogger(), logging.getLogger("httpx")
+    saved = root.handlers[:], root.level, httpx_log.level
+    httpx_log.setLevel(logging.DEBUG)  # as `connector -v` sets it: request lines are logged
     on_terminal = logging.StreamHandler(terminal)  # the CLI's handler: the same terminal as the bars
     on_terminal.setFormatter(RedactingFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s")))
     to_file = logging.FileHandler(tmp_path / "connector.log")
@@ -124,7 +125,8 @@ def test_log_lines_print_above_the_live_bars_redacted_and_handlers_come_back(tmp
             reporter._progress.refresh()
         handlers = root.handlers[:]
     finally:
-        root.handlers[:], root.level = saved
+        root.handlers[:], root.level, _ = saved
+        httpx_log.setLevel(saved[2])
         to_file.close()
     shown = screen(terminal.getvalue())
     assert 'INFO httpx: HTTP Request: GET https://alice:***@erp.example.com/entity "HTTP/1.1 200 OK"' in shown
