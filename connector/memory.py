@@ -172,6 +172,7 @@ class Memory:
     @cached_property
     def episodic(self) -> EpisodicMemory:
         from connector.episodic import EpisodicMemory
+        from connector.episodic.vector_cache import VectorCache
 
         return EpisodicMemory(
             self.engine,
@@ -184,6 +185,7 @@ class Memory:
             default_tenant=self.default_tenant,
             embedded_chroma_path=None if self.settings.chroma.host else self.settings.chroma_path,
             background=self._llm_background(),
+            vector_cache=VectorCache(self.settings.chroma.vector_cache_mb * 2**20),
         )
 
     @cached_property

@@ -161,6 +161,9 @@ class ChromaSettings(Section):
     port: int = Field(default=8000, ge=1, le=65535)
     ssl: bool = False
     collection_prefix: str = Field(default="episodic", pattern=r"^[A-Za-z0-9_-]{3,40}$")
+    # In-process cache of entry vectors read from Chroma (connector.episodic.vector_cache); 0 = off.
+    # 64 MB holds ~40,000 vectors of 384 dimensions.
+    vector_cache_mb: int = Field(default=64, ge=0, le=65536)
 
 
 class LLMSettings(Section):

@@ -162,6 +162,7 @@ def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
         episodic.index.delete(ids)  # archived ids are not in the index; deleting them is a no-op
         if episodic.embedded_chroma_path is not None:  # its log still holds the vectors and metadata
             purge_chroma_log(episodic.embedded_chroma_path, ids)
+    episodic.index.drop_scope(scope)  # and no copy in this process's vector cache
     with episodic.engine.begin() as conn:
         cases = conn.execute(
             sa.delete(CASES).where(CASES.c.tenant == scope.tenant, CASES.c.customer_id == scope.customer_id)

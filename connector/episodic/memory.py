@@ -41,7 +41,8 @@ from connector.episodic.models import (
 from connector.episodic.ranking import score_threshold
 from connector.episodic.reword import reword
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
-from connector.episodic.vector_index import VectorIndex, guarded
+from connector.episodic.vector_cache import CachedIndex, VectorCache
+from connector.episodic.vector_index import VectorIndex
 from connector.episodic.windows import Windows
 from connector.episodic.writer import CaseWriter, NewCase, validate
 from connector.erasure import Erasures
@@ -115,13 +116,16 @@ class EpisodicMemory:
         default_tenant: str,
         embedded_chroma_path: Path | None = None,
         background: BackgroundJobs | None = None,
+        vector_cache: VectorCache | None = None,
     ) -> None:
         """``embedder`` and ``index`` are factories, called once on first use: loading a model or
         opening Chroma is slow or may fail, and a context without past cases needs neither.
         ``index`` makes the store of record for entry vectors (Chroma, or any VectorIndex).
         ``embedded_chroma_path`` is the directory of an embedded Chroma, whose write-ahead log
         ``forget`` purges (None for a Chroma server). ``background``: where ``record_case`` has the
-        LLM reword a case (without it, or without an LLM, the summary is final when it returns)."""
+        LLM reword a case (without it, or without an LLM, the summary is final when it returns).
+        ``vector_cache``: the in-process cache in front of the index (:mod:`.vector_cache`; none
+        without it)."""
         self.engine = engine
         self.clock = clock
         self.retention = retention
@@ -134,7 +138,8 @@ class EpisodicMemory:
         self._make_embedder = embedder
         self._make_index = index
         self._embedder: Embedder | None = None
-        self._index: VectorIndex | None = None
+        self._index: CachedIndex | None = None
+        self._vector_cache = vector_cache or VectorCache(0)
         self._lock = threading.Lock()
         # Threads that embed recall queries while the caller reads the scope's rows.
         self._query_pool = LazyPool("episodic-query")
@@ -152,12 +157,13 @@ class EpisodicMemory:
         return self._embedder
 
     @property
-    def index(self) -> VectorIndex:
+    def index(self) -> CachedIndex:
+        """The store of record for vectors, read through this store's vector cache."""
         if self._index is None:
             embedder = self.embedder
             with self._lock:
                 if self._index is None:
-                    self._index = self._make_index(embedder)
+                    self._index = CachedIndex(self._make_index(embedder), self._vector_cache)
         return self._index
 
     def _scope(self, customer_id: object, tenant: str | None) -> Scope:
@@ -267,7 +273,7 @@ class EpisodicMemory:
         terms = query_terms(query)
         with self.engine.connect() as conn:
             rows = self._candidates(conn, scope, case_type, as_of, with_docs=bool(query_keys))
-            rows, matrix = self._vectors_of(scope, rows)
+            rows, matrix = self._vectors_of(scope, rows, complete=case_type is None and as_of is None)
             scored = lexical.search(conn, scope, CASE_SOURCE, terms, (r.id for r in rows)) if rows else {}
             entry_keys = [r.doc_keys for r in rows] if query_keys else [()] * len(rows)
             ranked = fuse(
@@ -280,15 +286,16 @@ class EpisodicMemory:
             details = self._details(conn, scope, [entry_id for entry_id, _, _ in hits])
         return [_hit(details[i], r, archived=a) for i, r, a in hits if i in details]
 
-    def _vectors_of(self, scope: Scope, rows: list[Any]) -> tuple[list[Any], Vectors]:
+    def _vectors_of(self, scope: Scope, rows: list[Any], *, complete: bool) -> tuple[list[Any], Vectors]:
         """The rows that have their vector in the index, and those vectors as one matrix.
 
         A row whose vector is missing, of another scope or not the one it wants (a write not yet
-        indexed) is left out until ``reindex --check --fix`` repairs it.
+        indexed) is left out until ``reindex --check --fix`` repairs it. ``complete``: the rows are
+        all the scope's recallable entries (no type or date filter).
         """
         dimension = self.embedder.dimension
-        found = self.index.stored([r.id for r in rows]) if rows else {}
-        vectors = guarded(found, scope, {r.id: r.vector_hash for r in rows})
+        wanted = {r.id: r.vector_hash for r in rows}
+        vectors = self.index.guarded(scope, wanted, complete=complete)
         kept = [r for r in rows if r.id in vectors]
         if not kept:
             return [], np.zeros((0, dimension), dtype=np.float32)
