@@ -34,10 +34,11 @@ def test_generated_records_look_real_and_refer_to_each_other() -> None:
     vendors = set(fake.keys("Vendor"))
     assert len(customers) == 200 and len(vendors) == 50
     for values in customers.values():
-        assert re.fullmatch(r"[A-Z0-9]{1,10}", values["CustomerID"])
+        assert re.fullmatch(r"[A-Z0-9]{1,10}|<NEW>", values["CustomerID"])  # <NEW>: as in real tenants
         assert re.fullmatch(r"[^@\s]+@[a-z0-9]+\.[a-z]+", values["MainContact"]["Email"])
         assert values["CurrencyID"] in {"USD", "EUR", "CAD", "GBP"}
         assert NOW - timedelta(days=731) <= values["LastModifiedDateTime"] <= NOW
+    assert list(customers)[99] == "<NEW>"  # one placeholder id, the 100th customer
     invoices = [r.values for r in fake.tables["Invoice"].ordered()]
     assert all(inv["Customer"] in customers for inv in invoices)
     assert all(isinstance(inv["Date"], date) and inv["DueDate"] >= inv["Date"] for inv in invoices)

@@ -174,6 +174,7 @@ def test_token_endpoint_refusals(
 def test_entity_lists_the_default_endpoint_versions(client: httpx.Client, fake: FakeAcumatica) -> None:
     body = client.get("/entity").json()
     assert [(e["name"], e["version"]) for e in body["endpoints"]] == [
+        ("Default", "20.200.001"),
         ("Default", "23.200.001"),
         ("Default", "24.200.001"),
         ("Default", "25.200.001"),
@@ -273,7 +274,7 @@ def test_a_record_by_key_or_a_500_not_found(client: httpx.Client, fake: FakeAcum
 
 def test_unknown_versions_entities_and_writes(client: httpx.Client, fake: FakeAcumatica) -> None:
     login(client, fake)
-    assert client.get("/entity/Default/20.200.001/Customer").status_code == 404
+    assert client.get("/entity/Default/19.200.001/Customer").status_code == 404
     assert client.get(f"{V}/Planet").status_code == 404
     assert client.put(f"{V}/Customer", json={}).status_code == 405
     assert client.get("/somewhere/else").status_code == 404

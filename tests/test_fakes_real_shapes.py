@@ -145,3 +145,121 @@ def test_partners_without_a_role_are_counted_in_the_run(sqlite_engine: Engine) -
         f"passed over 1 business partner(s) with neither a customer nor a supplier role: {contact}"
         in problems
     )
+
+
+# A full Customer, the <NEW> placeholder, endpoint 20.200.001 ----------------------------------
+def small(seed: int, **sizes: Any) -> FakeAcumatica:
+    counts = {"customers": 12, "vendors": 1, "invoices": 1, "sales_orders": 1, "bills": 1, "cases": 1}
+    return FakeAcumatica(seed=seed, clock=FrozenClock(NOW), **{**counts, **sizes})
+
+
+def test_a_customer_without_select_has_the_real_fields_mostly_empty() -> None:
+    fake = small(3, customers=103, invoices=1, sales_orders=1)
+    with httpx.Client(transport=httpx.MockTransport(fake.handle), base_url=fake.base_url) as client:
+        client.post("/entity/auth/login", json={"name": fake.username, "password": fake.password})
+        rows = client.get(f"{V}/Customer").json()
+    assert len(rows) == 103 and {len(row) for row in rows} == {59}  # 54 fields + id, rowNumber, note, ...
+    assert {"CreditLimit", "Email", "TaxExemptionNumber", "StatementCycleID", "NoteID"} <= set(rows[0])
+    assert "MainContact" not in rows[0]  # linked entities only when expanded
+    assert sum(1 for row in rows if row["TaxZone"]) <= 10  # real: set on 5 of 103
+    assert all(row["ParentRecord"] == {} for row in rows)
+    assert [row["CustomerID"]["value"] for row in rows].count("<NEW>") == 1
+
+
+def test_the_20_200_001_customer_has_no_credit_limit_email_or_tax_exemption(client: httpx.Client) -> None:
+    old = "/entity/Default/20.200.001"
+    row = client.get(f"{old}/Customer", params={"$top": "1"}).json()[0]
+    assert len(row) == 56 and not {"CreditLimit", "Email", "TaxExemptionNumber"} & set(row)
+    assert row["_links"]["self"].startswith(f"/AcumaticaERP{old}/Customer/")
+    refused = client.get(f"{old}/Customer", params={"$select": "CustomerID,CreditLimit"})
+    assert refused.status_code == 400 and "CreditLimit" in refused.json()["exceptionMessage"]
+
+
+def test_the_adapter_reads_20_200_001_and_says_what_it_lacks(sqlite_engine: Engine) -> None:
+    fake = small(5, customers=12, invoices=1, sales_orders=1, versions=["20.200.001"])
+    tenant = fake.tenant_settings(name="acu20", streams=["Customer"], page_size=5)
+    settings = Settings(tenants=[tenant], sync=SyncSettings(lookback_seconds=0))
+    memory = Memory(settings, clock=FrozenClock(NOW), engine=sqlite_engine, llm=None)
+
+    def factory(t: TenantSettings) -> AcumaticaAdapter:
+        return AcumaticaAdapter(
+            t, sync=settings.sync, clock=FrozenClock(NOW), transport=httpx.MockTransport(fake.handle)
+        )
+
+    with factory(tenant) as adapter:  # the only version the server offers, discovered
+        assert adapter.version == "20.200.001"
+        assert adapter.lacking("Customer") == ("CreditLimit", "TaxExemptionNumber", "Email")
+        first = next(iter(fake.keys("Customer")))
+        record = adapter.get("Customer", first)
+    values = fake.record("Customer", first)
+    assert record.credit_limit == values["CreditVerificationRules"]["CreditLimit"]  # the fallback
+    assert record.email == values["MainContact"]["Email"]
+    assert "tax_exemption_number" not in record.extra
+    selects = [r.params["$select"].split(",") for r in fake.requests if r.target == "Customer"]
+    assert selects and all("CreditLimit" not in s and "Email" not in s for s in selects)
+
+    assert memory.sync_runner(adapter_factory=factory).run().ok
+    with sqlite_engine.connect() as conn:
+        problems = conn.execute(sa.select(run_t.c.problems).where(run_t.c.stream == "Customer")).scalar()
+    assert problems is not None and (
+        "the endpoint Default/20.200.001 has no Customer field(s) CreditLimit, TaxExemptionNumber, Email"
+        in problems
+    )
+    assert problems.count("20.200.001") == 1  # said once per run, not per page
+
+
+def test_a_customer_without_the_fields_maps_to_empty_values() -> None:
+    from connector.adapters.acumatica.mapping import map_customer
+
+    record = map_customer(
+        {
+            "id": "x",
+            "CustomerID": {"value": "C1"},
+            "LastModifiedDateTime": {"value": "2026-01-01T00:00:00+00:00"},
+        },
+        "t",
+    )
+    assert (record.credit_limit, record.email, record.extra) == (None, None, {})
+
+
+def test_the_new_placeholder_customer_reads_by_key_and_by_filter() -> None:
+    fake = small(5, customers=4, invoices=8, sales_orders=1, placeholder_customer=2)
+    assert fake.keys("Customer")[1] == "<NEW>"
+    tenant = fake.tenant_settings()
+    transport = httpx.MockTransport(fake.handle)
+    with AcumaticaAdapter(tenant, sync=SyncSettings(), clock=FrozenClock(NOW), transport=transport) as a:
+        by_key = a.get("Customer", "<NEW>")
+        by_filter = a.find("Customer", "<NEW>")
+        listed = [r.external_id for p in a.read("Customer", None) for r in p.records]
+    assert by_key.external_id == "<NEW>" and by_filter is not None and by_filter.external_id == "<NEW>"
+    assert "<NEW>" in listed
+
+
+def test_the_status_values_seen_in_real_data_occur_and_map() -> None:
+    fake = small(1, customers=400, invoices=1, sales_orders=300)
+    customer_statuses = {r.values["Status"] for r in fake.tables["Customer"].ordered()}
+    order_statuses = {r.values["Status"] for r in fake.tables["SalesOrder"].ordered()}
+    assert {"Active", "Inactive", "On Hold", "Credit Hold"} <= customer_statuses
+    assert {"Open", "Completed", "On Hold"} <= order_statuses
+    transport = httpx.MockTransport(fake.handle)
+    with AcumaticaAdapter(
+        fake.tenant_settings(), sync=SyncSettings(), clock=FrozenClock(NOW), transport=transport
+    ) as a:
+        orders = [r for p in a.read("SalesOrder", None) for r in p.records]
+    open_by_status = {o.status: o.is_open for o in orders}
+    assert open_by_status["Completed"] is False and open_by_status["Open"] and open_by_status["On Hold"]
+
+
+def test_sap_sales_order_has_the_real_field_count_unless_selected() -> None:
+    fake = FakeSAP(seed=1, customers=3, suppliers=0, sales_orders=2, billing_documents=1)
+    auth = (fake.gate.username, fake.gate.password)
+    with httpx.Client(transport=fake.transport(), auth=auth) as client:
+        full = client.get(fake.url("A_SalesOrder"), params={"sap-client": "100", "$format": "json"}).json()
+        some = client.get(
+            fake.url("A_SalesOrder"),
+            params={"sap-client": "100", "$format": "json", "$select": "SalesOrder,IncotermsClassification"},
+        ).json()
+    row = full["d"]["results"][0]
+    assert len(row) == 102 and row["to_Partner"]["__deferred"]["uri"].endswith("/to_Partner")
+    assert row["PriceDetnExchangeRate"] == "1.00000"  # Edm.Decimal as a string
+    assert set(some["d"]["results"][0]) == {"__metadata", "SalesOrder", "IncotermsClassification"}

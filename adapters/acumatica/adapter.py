@@ -28,6 +28,14 @@ from connector.settings import SyncSettings, TenantSettings
 
 log = logging.getLogger(__name__)
 
+# Where the mapper reads a field from when the endpoint lacks it (said with the run's note).
+_FALLBACKS: dict[str, tuple[tuple[str, str], ...]] = {
+    "Customer": (
+        ("CreditLimit", "the credit limit comes from CreditVerificationRules"),
+        ("Email", "the e-mail from MainContact"),
+    ),
+}
+
 
 class AcumaticaAdapter:
     """Reads Customer, Vendor, Invoice, SalesOrder, Bill and Case into canonical records."""
@@ -144,8 +152,23 @@ class AcumaticaAdapter:
             f"configured: {', '.join(s.name for s in self._streams)}"
         )
 
+    def lacking(self, stream: str) -> tuple[str, ...]:
+        """The stream's fields that the tenant's endpoint version does not define (see the catalog)."""
+        return self.stream(stream).absent_at(self.version)
+
+    def _lacking_note(self, stream: AcumaticaStream) -> str | None:
+        absent = stream.absent_at(self.version)
+        if not absent:
+            return None
+        note = (
+            f"the endpoint Default/{self.version} has no {stream.entity} field(s) {', '.join(absent)}: "
+            "read as empty"
+        )
+        fallbacks = [text for name, text in _FALLBACKS.get(stream.name, ()) if name in absent]
+        return note + (f" ({'; '.join(fallbacks)})" if fallbacks else "")
+
     def _params(self, stream: AcumaticaStream, *, filter_text: str | None = None) -> dict[str, str]:
-        params = {"$select": ",".join(stream.select)}
+        params = {"$select": ",".join(stream.select_at(self.version))}
         if stream.expand:
             params["$expand"] = ",".join(stream.expand)
         if self._custom.get(stream.name):
@@ -164,11 +187,17 @@ class AcumaticaAdapter:
         def fetch(skip: int, top: int) -> list[Any]:
             return client.list(spec.entity, {**params, "$top": str(top), "$skip": str(skip)})
 
+        note = self._lacking_note(spec)
+        if note is not None:
+            log.warning("Acumatica tenant %s, %s: %s", self.tenant, spec.name, note)
         before = self.request_count
         for number, rows in pages(fetch, page_size, what=f"{spec.entity} read"):
             page = self._map_page(spec, number, rows)
             page.requests = self.request_count - before
             before = self.request_count
+            if note is not None:  # said once per read, in the run's problems
+                page.notes.append(note)
+                note = None
             yield page
 
     def _map_page(self, stream: AcumaticaStream, number: int, rows: list[Any]) -> Page:

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 ENDPOINT = "Default"
 #: Contract versions this adapter is built for, oldest first.
-SUPPORTED_VERSIONS = ("22.200.001", "23.200.001", "24.200.001", "25.200.001", "26.200.001")
+SUPPORTED_VERSIONS = ("20.200.001", "22.200.001", "23.200.001", "24.200.001", "25.200.001", "26.200.001")
 _VERSION = re.compile(r"^\d+(\.\d+)*$")
 
 

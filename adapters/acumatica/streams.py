@@ -37,10 +37,25 @@ class AcumaticaStream:
     select: tuple[str, ...]
     expand: tuple[str, ...]
     mapper: Mapper
+    # (endpoint version, fields it and older versions lack), from the catalog's `lacking`
+    lacking: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def spec(self) -> StreamSpec:
         return StreamSpec(self.name, self.record_type, self.change_field, CURSOR_GRANULARITY)
+
+    def absent_at(self, version: str | None) -> tuple[str, ...]:
+        """The selected fields endpoint ``version`` does not define (none when it is unknown)."""
+        if version is None or not self.lacking:
+            return ()
+        key = version_key(version)
+        absent = {name for upto, names in self.lacking if key <= version_key(upto) for name in names}
+        return tuple(name for name in self.select if name in absent)
+
+    def select_at(self, version: str | None) -> tuple[str, ...]:
+        """``select`` without the fields endpoint ``version`` lacks."""
+        absent = self.absent_at(version)
+        return tuple(name for name in self.select if name not in absent) if absent else self.select
 
     def external_id(self, record: Mapping[str, Any]) -> str:
         """The canonical external id: the key values joined by "/" (``Invoice/AR004821``)."""
@@ -60,6 +75,30 @@ class AcumaticaStream:
             fields = "/".join(self.key_fields)
             raise ValueError(f"{self.name} external id {external_id!r} does not match {fields}")
         return parts
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """``"20.200.001"`` -> ``(20, 200, 1)``, for ordering endpoint versions."""
+    try:
+        return tuple(int(part) for part in version.split("."))
+    except ValueError:
+        raise ConfigError(
+            f"invalid Acumatica endpoint version {version!r}: expected e.g. 24.200.001"
+        ) from None
+
+
+def _lacking(where: str, raw: Any, select: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}.lacking: expected a table of version = [fields]")
+    result = []
+    for version, names in raw.items():
+        version_key(str(version))
+        fields = field_list(f"{where}.lacking.{version}", names)
+        unknown = [name for name in fields if name not in select]
+        if unknown:
+            raise ConfigError(f"{where}.lacking.{version}: not selected fields {unknown}")
+        result.append((str(version), fields))
+    return tuple(result)
 
 
 CATALOG_FILE = "acumatica_streams.toml"
@@ -104,6 +143,7 @@ def parse_streams(raw: dict[str, Any]) -> dict[str, AcumaticaStream]:
             select=select,
             expand=field_list(f"{where}.expand", spec.get("expand", [])),
             mapper=mapper,
+            lacking=_lacking(where, spec.get("lacking", {}), select),
         )
     return streams
 

@@ -41,7 +41,8 @@ from connector.testing.acumatica_store import MISSING, EntityTable, Row
 from connector.testing.datagen import DataGen
 
 DEFAULT_BASE_URL = "https://acumatica.test/AcumaticaERP"
-DEFAULT_VERSIONS = ("23.200.001", "24.200.001", "25.200.001")
+# 20.200.001 as real servers still offer it (its Customer lacks CreditLimit, Email, TaxExemptionNumber)
+DEFAULT_VERSIONS = ("20.200.001", "23.200.001", "24.200.001", "25.200.001")
 ALLOWED_PARAMS = frozenset({"$select", "$filter", "$expand", "$custom", "$skip", "$top"})
 NOT_FOUND_TYPE = "PX.Api.ContractBased.NoEntitySatisfiesTheConditionException"
 _JSON = "application/json; charset=utf-8"
@@ -118,6 +119,7 @@ class FakeAcumatica:
         session_timeout: timedelta = timedelta(minutes=10),
         max_sessions: int = 10,
         token_lifetime: timedelta = timedelta(hours=1),
+        placeholder_customer: int | None = 100,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.base_url = base_url.rstrip("/")
@@ -139,6 +141,8 @@ class FakeAcumatica:
         self._last_list: dict[str, bytes] = {}
         self._lock = threading.RLock()
         self._gen = DataGen(seed)
+        # the position of the customer whose id is "<NEW>", as in real tenants (None: no such customer)
+        self.placeholder_customer = placeholder_customer
         end = as_of or self.clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
         self.as_of = end.astimezone(UTC)
         collecting = gc.isenabled()
@@ -171,7 +175,9 @@ class FakeAcumatica:
         customer_refs: list[data.PartyRef] = []
         vendor_refs: list[data.PartyRef] = []
         invoice_numbers: list[tuple[str, str]] = []
-        self.tables["Customer"].load(data.customers(gen, customers, stamps(), customer_refs))
+        self.tables["Customer"].load(
+            data.customers(gen, customers, stamps(), customer_refs, self.placeholder_customer)
+        )
         self.tables["Vendor"].load(data.vendors(gen, vendors, stamps(), vendor_refs))
         self.tables["Invoice"].load(data.invoices(gen, invoices, stamps(), customer_refs, invoice_numbers))
         self.tables["SalesOrder"].load(data.sales_orders(gen, orders, stamps(), customer_refs))
@@ -624,7 +630,11 @@ class FakeAcumatica:
         renderer = self._renderer(entity, version)
         try:
             shape = parse_shape(
-                table.definition, params.get("$select"), params.get("$expand"), params.get("$custom")
+                table.definition,
+                params.get("$select"),
+                params.get("$expand"),
+                params.get("$custom"),
+                version=version,
             )
             if keys:
                 return self._by_key(table, renderer, shape, keys)

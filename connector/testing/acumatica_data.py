@@ -4,6 +4,10 @@ Documents and cases refer to generated customers and vendors; cases quote real d
 numbers and closed ones end with a "Resolution:" paragraph. About one record in 250 shares its
 modification time with the one before it, like a bulk update would. Values are plain Python
 (floats for money, aware UTC datetimes, dates); the renderer wraps them for the wire.
+
+Shaped like 103 recorded real customers: TaxZone is empty on about 95% of them and ParentRecord
+on all; one customer of a large enough tenant has the CustomerID ``<NEW>`` (the numbering
+placeholder, saved as the id), as real tenants show.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ _CUSTOMER_STATUS = (
 )
 _CUSTOMER_CLASS = ("DEFAULT", "LOCAL", "INTL", "WHOLESALE", "RETAIL")
 _TAX_ZONES = ("CA", "NY", "TX", "WA", "IL", "EXEMPT", "EU", "CANADA")
+_TAX_ZONE_SHARE = 0.05  # real: TaxZone set on 5 of 103 customers
+#: The CustomerID real tenants show for a record saved with the numbering placeholder.
+PLACEHOLDER_ID = "<NEW>"
 _CREDIT_LIMITS = (0.0, 5000.0, 10000.0, 25000.0, 50000.0, 100000.0, 250000.0)
 _JOB_TITLES = ("Accounts Payable", "Purchasing Manager", "Controller", "Owner", "Office Manager", "Buyer")
 _INVOICE_TYPES = (("Invoice", 88.0), ("Credit Memo", 8.0), ("Debit Memo", 4.0))
@@ -178,11 +185,28 @@ def _contact(gen: DataGen, company: str, domain: str, first: str, last: str) -> 
     }
 
 
-def customers(gen: DataGen, count: int, stamps: Stamper, refs: list[PartyRef]) -> Iterator[GeneratedRow]:
+def _sparse_pick(gen: DataGen, options: tuple[str, ...], share: float) -> str | None:
+    """One of ``options`` on ``share`` of the draws, else None; one random draw, as ``pick`` takes
+    (so everything drawn after it stays as it was)."""
+    scaled = gen.random() * len(options)
+    index = int(scaled)
+    return options[index] if scaled - index < share else None
+
+
+def customers(
+    gen: DataGen,
+    count: int,
+    stamps: Stamper,
+    refs: list[PartyRef],
+    placeholder_at: int | None = None,
+) -> Iterator[GeneratedRow]:
+    """``placeholder_at``: the 1-based position of the customer whose id is ``<NEW>`` (or none)."""
     contact_id = 100
-    for _ in range(count):
+    for position in range(1, count + 1):
         name = gen.company_name()
         key = gen.code(name)
+        if position == placeholder_at:
+            key = PLACEHOLDER_ID
         domain = gen.domain(name)
         first, last = gen.person()
         main = _contact(gen, name, domain, first, last)
@@ -216,7 +240,7 @@ def customers(gen: DataGen, count: int, stamps: Stamper, refs: list[PartyRef]) -
             "CurrencyID": currency,
             "CreditLimit": credit_limit,
             "Terms": terms,
-            "TaxZone": gen.pick(_TAX_ZONES),
+            "TaxZone": _sparse_pick(gen, _TAX_ZONES, _TAX_ZONE_SHARE),
             "TaxRegistrationID": f"{gen.digits(2)}-{gen.digits(7)}" if gen.chance(0.7) else None,
             "TaxExemptionNumber": f"EX{gen.digits(6)}" if gen.chance(0.1) else None,
             "PriceClassID": gen.pick(("RETAIL", "WHOLESALE", None)),

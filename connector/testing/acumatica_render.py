@@ -21,6 +21,8 @@ from typing import Any
 from connector.testing.acumatica_schema import EntityDef
 from connector.testing.acumatica_store import MISSING, Row
 
+_UNSET: Any = object()
+
 
 class QueryError(ValueError):
     """A ``$select``/``$expand``/``$custom`` naming something the entity does not have."""
@@ -60,10 +62,19 @@ class Shape:
     custom: tuple[str, ...]
 
 
-def parse_shape(definition: EntityDef, select: str | None, expand: str | None, custom: str | None) -> Shape:
+def parse_shape(
+    definition: EntityDef,
+    select: str | None,
+    expand: str | None,
+    custom: str | None,
+    *,
+    version: str | None = None,
+) -> Shape:
+    """What a request asks for; ``version`` is the endpoint's (fields it lacks are unknown)."""
     fields: list[str] = []
     nested: dict[str, list[str]] = {}
-    known = set(definition.fields)
+    defined = definition.fields if version is None else definition.fields_at(version)
+    known = set(defined)
     for item in (part.strip() for part in (select or "").split(",")):
         if not item:
             continue
@@ -77,7 +88,8 @@ def parse_shape(definition: EntityDef, select: str | None, expand: str | None, c
         elif head in definition.expandable:
             continue
         else:
-            raise QueryError(f"$select: the entity {definition.name} has no field {head!r}")
+            where = f" in the endpoint Default/{version}" if version else ""
+            raise QueryError(f"$select: the entity {definition.name} has no field {head!r}{where}")
     expanded: list[str] = []
     for item in (part.strip() for part in (expand or "").split(",")):
         if not item:
@@ -92,7 +104,7 @@ def parse_shape(definition: EntityDef, select: str | None, expand: str | None, c
         if "." not in name:
             raise QueryError(f"$custom: expected View.Field, got {name!r}")
     return Shape(
-        fields=tuple(fields) if select else definition.fields,
+        fields=tuple(fields) if select else defined,
         nested={key: tuple(value) for key, value in nested.items()},
         expand=tuple(expanded),
         custom=customs,
@@ -224,12 +236,14 @@ class Renderer:
     def record_json(self, row: Row, shape: Shape, row_number: int) -> str:
         values = row.values
         field = self._field
+        defaults = self.definition.defaults
         overrides = row.overrides or {}
         parts = [f'"id":"{row.id}","rowNumber":{row_number},"note":{{"value":""}}']
         for name in shape.fields:
             if name in overrides:
                 continue
-            parts.append(field(name, values.get(name)))
+            value = values.get(name, _UNSET)
+            parts.append(field(name, defaults.get(name) if value is _UNSET else value))
         for name in shape.expand:
             if name in overrides:
                 continue

@@ -543,12 +543,17 @@ class _Renderer:
             stamp = row.get("LastChangeDateTime")
             if isinstance(stamp, datetime):  # real S/4 sends the change stamp as the entity's etag
                 out["__metadata"]["etag"] = etag(stamp)
+        defaults = entity_set.defaults
         if select is None:
+            if defaults:
+                out.update(defaults)
             out.update(row)  # dates, times and decimals are encoded by dumps(..., self.encode)
         else:
             for name in select:
                 if name in row:
                     out[name] = row[name]
+                elif name in defaults:
+                    out[name] = defaults[name]
         for nav_name, nav in entity_set.navigation.items():
             if nav_name in expand:
                 target_set = ENTITY_SETS[nav.target]
@@ -562,6 +567,10 @@ class _Renderer:
                     )
             elif self.version == "v2" and (select is None or nav_name in select):
                 out[nav_name] = {"__deferred": {"uri": f"{uri}/{nav_name}"}}
+        if self.version == "v2":
+            for nav_name in entity_set.deferred:
+                if select is None or nav_name in select:
+                    out[nav_name] = {"__deferred": {"uri": f"{uri}/{nav_name}"}}
         return out
 
     def _meta(self, entity_set: EntitySet) -> tuple[str, str]:

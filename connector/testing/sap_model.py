@@ -6,8 +6,10 @@ partners scans them once per query, not once per page; any change to the data bu
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from types import MappingProxyType
 from typing import Any, Literal
 
 from connector.testing.sap_data import Row, SAPData, sales_order_items
@@ -47,9 +49,90 @@ class EntitySet:
     keys: tuple[str, ...]
     rows: Callable[[SAPData], list[Row]]  # every row, any order
     navigation: dict[str, Nav]
+    # Fields the generated rows do not carry, sent with these constant values (a real entity has
+    # many more properties than the ones worth generating), and navigation properties the fake
+    # only ever sends as ``__deferred``.
+    defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    deferred: tuple[str, ...] = ()
 
     def key_of(self, row: Row) -> tuple[str, ...]:
         return tuple(str(row[k]) for k in self.keys)
+
+
+# The properties of a real A_SalesOrder (API_SALES_ORDER_SRV) beyond the generated ones: with the
+# generated fields, __metadata and the navigation properties a record has about 102 keys.
+_SALES_ORDER_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "SalesGroup": "",
+        "SalesOffice": "",
+        "SalesDistrict": "",
+        "CreatedByUser": "CB9980000010",
+        "SenderBusinessSystemName": "",
+        "ExternalDocumentID": "",
+        "ExternalDocLastChangeDateTime": None,
+        "PurchaseOrderByShipToParty": "",
+        "CustomerPurchaseOrderType": "",
+        "CustomerPurchaseOrderDate": None,
+        "SDDocumentReason": "",
+        "PricingDate": None,
+        "PriceDetnExchangeRate": Decimal("1.00000"),
+        "ShippingCondition": "01",
+        "CompleteDeliveryIsDefined": False,
+        "ShippingType": "",
+        "DeliveryDateTypeRule": "",
+        "IncotermsClassification": "EXW",
+        "IncotermsTransferLocation": "",
+        "IncotermsLocation1": "",
+        "IncotermsLocation2": "",
+        "IncotermsVersion": "",
+        "CustomerPriceGroup": "",
+        "PriceListType": "",
+        "PaymentMethod": "",
+        "FixedValueDate": None,
+        "AssignmentReference": "",
+        "ReferenceSDDocument": "",
+        "ReferenceSDDocumentCategory": "",
+        "AccountingDocExternalReference": "",
+        "CustomerAccountAssignmentGroup": "01",
+        "AccountingExchangeRate": Decimal("0.00000"),
+        "CustomerGroup": "01",
+        "AdditionalCustomerGroup1": "",
+        "AdditionalCustomerGroup2": "",
+        "AdditionalCustomerGroup3": "",
+        "AdditionalCustomerGroup4": "",
+        "AdditionalCustomerGroup5": "",
+        "SlsDocIsRlvtForProofOfDeliv": False,
+        "CustomerTaxClassification1": "1",
+        **{f"CustomerTaxClassification{n}": "" for n in range(2, 10)},
+        "TaxDepartureCountry": "DE",
+        "VATRegistrationCountry": "DE",
+        "SalesOrderApprovalReason": "",
+        "SalesDocApprovalStatus": "",
+        "TotalCreditCheckStatus": "",
+        "OverallDeliveryStatus": "",
+        "TotalBlockStatus": "",
+        "OverallOrdReltdBillgStatus": "",
+        "OverallSDDocReferenceStatus": "",
+        "OverallPricingIncompletionSts": "C",
+        "OverallDelivConfStatus": "",
+        "OverallBillingBlockStatus": "",
+        "OverallDeliveryBlockStatus": "",
+        "BillingDocumentDate": None,
+        "ContractAccount": "",
+        "AdditionalValueDays": "0",
+        "CustomerPurchaseOrderSuplmnt": "",
+        "ServicesRenderedDate": None,
+        "SalesDocumentCategory": "C",
+        "SalesOrderProbability": "100",
+        "CustomerCreditAccount": "",
+        "CreditControlArea": "",
+        "CustomerRebateAgreement": "",
+        "SalesDocValidityStartDate": None,
+        "SalesDocValidityEndDate": None,
+        "RetsMgmtProcess": "",
+        "SalesOrganizationCurrency": "EUR",
+    }
+)
 
 
 def _flatten(table: dict[str, list[Row]]) -> list[Row]:
@@ -164,6 +247,14 @@ ENTITY_SETS: dict[str, EntitySet] = {
             ("SalesOrder",),
             lambda d: list(d.sales_orders.values()),
             {"to_Item": Nav("A_SalesOrderItem", True, lambda d, row: sales_order_items(row))},
+            defaults=_SALES_ORDER_DEFAULTS,
+            deferred=(
+                "to_Partner",
+                "to_PaymentPlanItemDetails",
+                "to_PricingElement",
+                "to_RelatedObject",
+                "to_Text",
+            ),
         ),
         EntitySet(
             "A_SalesOrderItem",
@@ -212,7 +303,7 @@ class RowIndex:
             rows = self.ordered(entity_set)
             if not rows:
                 return frozenset()
-            known = self._fields[entity_set.name] = frozenset(rows[0])
+            known = self._fields[entity_set.name] = frozenset(rows[0]) | frozenset(entity_set.defaults)
         return known
 
     def ordered(self, entity_set: EntitySet) -> list[Row]:
