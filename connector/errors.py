@@ -73,12 +73,15 @@ class ScopeError(ConnectorError, ValueError):
 class UnknownCustomerError(ConnectorError, LookupError):
     """The customer id is not in semantic memory; ``suggestions`` holds close matches."""
 
-    def __init__(self, customer_id: str, suggestions: list[str] | None = None) -> None:
+    def __init__(self, customer_id: str, suggestions: list[str] | None = None, *, advice: str = "") -> None:
         self.customer_id = customer_id
         self.suggestions = list(suggestions or [])
+        self.advice = advice
         hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
+        more = f" {advice}." if advice else ""
         super().__init__(
-            f"unknown customer {customer_id!r}: not in semantic memory (run `connector sync` first?).{hint}"
+            f"unknown customer {customer_id!r}: not in semantic memory (run `connector sync` first?)."
+            f"{more}{hint}"
         )
 
 

@@ -186,6 +186,7 @@ class Memory:
             embedded_chroma_path=None if self.settings.chroma.host else self.settings.chroma_path,
             background=self._llm_background(),
             vector_cache=VectorCache(self.settings.chroma.vector_cache_mb * 2**20),
+            allow_unknown_customers=self.settings.episodic.allow_unknown_customers,
         )
 
     @cached_property

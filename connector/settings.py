@@ -206,6 +206,12 @@ class RetentionSettings(Section):
     retention_interval_hours: float = Field(default=24.0, gt=0)
 
 
+class EpisodicSettings(Section):
+    # record_case refuses a customer id that semantic memory does not hold (a typo, a case-variant
+    # like `silverinst` for `SILVERINST`): true records it anyway. ERP case ingest is never checked.
+    allow_unknown_customers: bool = False
+
+
 class WorkingMemorySettings(Section):
     verbatim_turns: int = Field(default=20, ge=1)
     fold_batch: int = Field(default=10, ge=1)  # fold once this many turns wait beyond the verbatim ones
@@ -293,6 +299,7 @@ class Settings(BaseSettings):
     tenants: list[TenantSettings] = Field(default_factory=list)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
+    episodic: EpisodicSettings = Field(default_factory=EpisodicSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)

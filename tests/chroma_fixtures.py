@@ -28,7 +28,7 @@ from connector.embeddings.base import Embedder
 from connector.episodic import EpisodicMemory
 from connector.episodic.chroma_index import cases_index
 from connector.memory import Memory
-from connector.settings import ChromaSettings, Settings
+from connector.settings import ChromaSettings, EpisodicSettings, Settings
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 START_TIMEOUT_S = 60.0
@@ -118,7 +118,13 @@ def episodic_clock() -> FrozenClock:
 
 @pytest.fixture
 def episodic_settings(tmp_path: Path, chroma_settings: ChromaSettings) -> Settings:
-    return Settings(data_dir=tmp_path / "data", chroma=chroma_settings)
+    # The episodic tests record cases for customers they name without syncing them (the guard
+    # against unknown customers has its own tests: tests/test_episodic_customers.py).
+    return Settings(
+        data_dir=tmp_path / "data",
+        chroma=chroma_settings,
+        episodic=EpisodicSettings(allow_unknown_customers=True),
+    )
 
 
 @pytest.fixture
@@ -138,4 +144,5 @@ def episodic_with(memory: Memory, embedder: Embedder) -> EpisodicMemory:
         llm=memory.llm,
         erasures=memory.erasures,
         default_tenant=memory.default_tenant,
+        allow_unknown_customers=memory.settings.episodic.allow_unknown_customers,
     )

@@ -13,6 +13,12 @@ from connector.memory import Memory
 from connector.settings import load_settings
 
 
+@pytest.fixture(autouse=True)
+def _unsynced_customers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests record cases for a customer they name, without syncing it first."""
+    monkeypatch.setenv("CONNECTOR_EPISODIC__ALLOW_UNKNOWN_CUSTOMERS", "true")
+
+
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
     assert main(list(argv)) == 0
     return json.loads(capsys.readouterr().out)

@@ -16,7 +16,7 @@ from connector.db.models import CrmCase
 from connector.episodic.tables import CASES, ENTRIES
 from connector.errors import EmbeddingModelMismatch, ScopeError, StoreError
 from connector.memory import Memory
-from connector.settings import ChromaSettings, Settings
+from connector.settings import ChromaSettings
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -196,7 +196,9 @@ def test_closed_erp_cases_become_entries_once_and_follow_changes(memory: Memory)
 def test_an_unreachable_chroma_server_is_a_store_error_and_loses_nothing(
     memory: Memory, tmp_path: Path, unused_port: int
 ) -> None:
-    settings = Settings(data_dir=tmp_path / "down", chroma=ChromaSettings(host="127.0.0.1", port=unused_port))
+    settings = memory.settings.model_copy(
+        update={"data_dir": tmp_path / "down", "chroma": ChromaSettings(host="127.0.0.1", port=unused_port)}
+    )
     down = Memory(settings, clock=memory.clock, llm=None, engine=memory.engine)
     with pytest.raises(StoreError, match=f"127.0.0.1:{unused_port}"):
         down.record_case("ACME", "Disputed INV-000001.", "Credited.")

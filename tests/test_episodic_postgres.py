@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from connector.clock import FrozenClock
 from connector.episodic.tables import CASES, ENTRIES
 from connector.memory import Memory
-from connector.settings import ChromaSettings, Settings
+from connector.settings import ChromaSettings, EpisodicSettings, Settings
 
 pytestmark = pytest.mark.postgres
 
@@ -21,7 +21,11 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 @pytest.fixture
 def pg_memory(pg_engine: Engine, tmp_path: Path) -> Memory:
-    settings = Settings(data_dir=tmp_path / "data", chroma=ChromaSettings(path=tmp_path / "chroma"))
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        chroma=ChromaSettings(path=tmp_path / "chroma"),
+        episodic=EpisodicSettings(allow_unknown_customers=True),  # cases for customers not synced
+    )
     return Memory(settings, clock=FrozenClock(NOW), llm=None, engine=pg_engine)
 
 

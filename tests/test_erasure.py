@@ -20,15 +20,22 @@ from connector.episodic.tables import ENTRIES
 from connector.erasure.tombstones import erased_t
 from connector.errors import ErasedCustomerError
 from connector.memory import Memory
-from connector.settings import ChromaSettings, Settings
+from connector.settings import ChromaSettings, EpisodicSettings, Settings
 
+# The tests record cases for customers they name, not synced ones (the byte scan must find none
+# of a forgotten customer, and semantic memory keeps the ERP's parties).
+UNSYNCED_CUSTOMERS = EpisodicSettings(allow_unknown_customers=True)
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CRM = CrmCase.metadata.tables["crm_case"]
 
 
 @pytest.fixture
 def memory(engine: Engine, tmp_path: Path) -> Memory:
-    settings = Settings(data_dir=tmp_path / "data", chroma=ChromaSettings(path=tmp_path / "data" / "chroma"))
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        chroma=ChromaSettings(path=tmp_path / "data" / "chroma"),
+        episodic=UNSYNCED_CUSTOMERS,
+    )
     return Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
 
 
@@ -114,7 +121,9 @@ def on_disk(tmp_path: Path) -> Iterator[Memory]:
     from connector.db.migrate import upgrade_to_head
 
     upgrade_to_head(engine)
-    settings = Settings(data_dir=data, chroma=ChromaSettings(path=data / "chroma"))
+    settings = Settings(
+        data_dir=data, chroma=ChromaSettings(path=data / "chroma"), episodic=UNSYNCED_CUSTOMERS
+    )
     yield Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
     engine.dispose()
 

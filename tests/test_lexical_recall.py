@@ -21,7 +21,7 @@ from connector.lexical import index as lexical
 from connector.lexical.tables import DOCS, POSTINGS
 from connector.lexical.tokens import query_terms
 from connector.memory import Memory
-from connector.settings import ChromaSettings, RetentionSettings, Settings
+from connector.settings import ChromaSettings, EpisodicSettings, RetentionSettings, Settings
 
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -33,6 +33,7 @@ def memory(engine: Engine, tmp_path: Path) -> Memory:
         data_dir=tmp_path / "data",
         chroma=ChromaSettings(path=tmp_path / "chroma"),
         retention=RetentionSettings(episodic_days=180, pii_days=30),
+        episodic=EpisodicSettings(allow_unknown_customers=True),  # cases for customers not synced
     )
     return Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
 

@@ -131,6 +131,9 @@ def test_stdio_tools_match_the_library_and_see_recorded_turns(
             case = {"customer_id": customer, "request": "Billed twice for INV-9", "resolution": "Credit memo"}
             recorded = await client.call_tool("record_case", case | {"documents": ["INV-9"]})
             assert not recorded.is_error, text(recorded)
+            typo = await client.call_tool("record_case", case | {"customer_id": customer.lower()})
+            assert typo.is_error and f"unknown customer {customer.lower()!r}" in text(typo)
+            assert customer not in text(typo)  # ids are case-sensitive; no other customer is named
             recalled = await client.call_tool("recall_cases", {"customer_id": customer, "query": "INV-9"})
             assert "Billed twice for INV-9" in text(recalled)
             learned = await client.call_tool("learn", {"customer_id": customer, "content": "Prefers e-mail"})

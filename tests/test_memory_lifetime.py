@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from connector.memory import Memory
-from connector.settings import ChromaSettings, Settings
+from connector.settings import ChromaSettings, EpisodicSettings, Settings
 from connector.threads import LazyPool
 
 OUR_POOLS = ("episodic-query", "context-recall", "minilm")
@@ -43,7 +43,11 @@ def open_files_under(directory: Path) -> list[str]:
 def settings(tmp_path: Path) -> Iterator[Settings]:
     if not Path("/proc/self/fd").is_dir():
         pytest.skip("needs /proc/self/fd to see open files")
-    yield Settings(data_dir=tmp_path / "data", chroma=ChromaSettings(path=tmp_path / "chroma"))
+    yield Settings(
+        data_dir=tmp_path / "data",
+        chroma=ChromaSettings(path=tmp_path / "chroma"),
+        episodic=EpisodicSettings(allow_unknown_customers=True),  # a case for a customer not synced
+    )
 
 
 def use(memory: Memory) -> None:

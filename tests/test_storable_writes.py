@@ -15,7 +15,7 @@ from connector.episodic.tables import CASES, ENTRIES
 from connector.errors import ScopeError
 from connector.facts.tables import fact_t
 from connector.memory import Memory
-from connector.settings import ChromaSettings, Settings
+from connector.settings import ChromaSettings, EpisodicSettings, Settings
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 BAD = ["nul \x00 here", "lone \ud800 surrogate"]
@@ -23,7 +23,11 @@ BAD = ["nul \x00 here", "lone \ud800 surrogate"]
 
 @pytest.fixture
 def memory(engine: Engine, tmp_path: Path) -> Memory:
-    settings = Settings(data_dir=tmp_path / "data", chroma=ChromaSettings(path=tmp_path / "chroma"))
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        chroma=ChromaSettings(path=tmp_path / "chroma"),
+        episodic=EpisodicSettings(allow_unknown_customers=True),  # cases for customers not synced
+    )
     return Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
 
 

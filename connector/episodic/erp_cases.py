@@ -71,7 +71,7 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> d
             if customer_digest(tenant, scope.customer_id) in erased:
                 skipped.add(row["id"])  # erased by forget: stays out until the erasure is lifted
                 continue
-            result = episodic.record_case(
+            case = episodic.prepare(
                 scope.customer_id,
                 request,
                 row["resolution"] or "",
@@ -81,6 +81,7 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> d
                 occurred_at=occurred,
                 metadata={"source": "erp", "crm_status": row["status"], "priority": row["priority"]},
             )
+            [result] = episodic.record_cases([case])
             with episodic.engine.begin() as conn:
                 conn.execute(
                     sa.update(CRM_CASES).where(c.id == row["id"]).values(episodic_hash=row["content_hash"])

@@ -27,6 +27,7 @@ from connector.background import BackgroundJobs
 from connector.clock import Clock
 from connector.embeddings.base import Embedder, Vectors
 from connector.episodic import erp_cases, lifecycle
+from connector.episodic.customers import require_known_customer
 from connector.episodic.documents import matches, query_doc_keys
 from connector.episodic.fusion import Fused, Fusion, fuse
 from connector.episodic.models import (
@@ -117,6 +118,7 @@ class EpisodicMemory:
         embedded_chroma_path: Path | None = None,
         background: BackgroundJobs | None = None,
         vector_cache: VectorCache | None = None,
+        allow_unknown_customers: bool = False,
     ) -> None:
         """``embedder`` and ``index`` are factories, called once on first use: loading a model or
         opening Chroma is slow or may fail, and a context without past cases needs neither.
@@ -125,7 +127,9 @@ class EpisodicMemory:
         ``forget`` purges (None for a Chroma server). ``background``: where ``record_case`` has the
         LLM reword a case (without it, or without an LLM, the summary is final when it returns).
         ``vector_cache``: the in-process cache in front of the index (:mod:`.vector_cache`; none
-        without it)."""
+        without it).
+        ``allow_unknown_customers``: record cases for customer ids semantic memory does not hold
+        (refused by default, :mod:`connector.episodic.customers`)."""
         self.engine = engine
         self.clock = clock
         self.retention = retention
@@ -134,6 +138,7 @@ class EpisodicMemory:
         self.default_tenant = default_tenant
         self.embedded_chroma_path = embedded_chroma_path
         self.background = background
+        self.allow_unknown_customers = allow_unknown_customers
         self.fusion = Fusion()
         self._make_embedder = embedder
         self._make_index = index
@@ -187,13 +192,17 @@ class EpisodicMemory:
     ) -> RecordedCase:
         """Store one resolved case (see :mod:`connector.episodic.writer` for de-duplication).
 
-        Returns without waiting on the LLM: the case is stored with its labelled deterministic
-        summary, and the LLM rewords it on the background worker (:mod:`connector.episodic.reword`).
+        A customer id semantic memory does not hold is refused with UnknownCustomerError unless
+        ``allow_unknown_customers`` (:mod:`connector.episodic.customers`). Returns without waiting
+        on the LLM: the case is stored with its labelled deterministic summary, and the LLM rewords
+        it on the background worker (:mod:`connector.episodic.reword`).
         """
         case = self.prepare(
             customer_id, request, resolution, tenant=tenant, case_id=case_id, case_type=case_type,
             occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript, metadata=metadata,
         )  # fmt: skip
+        if not self.allow_unknown_customers:
+            require_known_customer(self.engine, case.scope)
         return self._record([case])[0]
 
     def prepare(
@@ -220,7 +229,8 @@ class EpisodicMemory:
         )  # fmt: skip
 
     def record_cases(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
-        """Record many prepared cases with batched embedding (bulk loads, ERP ingest).
+        """Record many prepared cases with batched embedding (bulk loads, ERP ingest). Their
+        customers are not checked against semantic memory: ERP cases name the ERP's own customers.
 
         Like :meth:`record_case`, never waits on the LLM: each new or updated entry is stored with
         its labelled deterministic summary and reworded on the bounded background worker.
