@@ -539,8 +539,12 @@ class HttpClient:
         while True:
             try:
                 return self._with_retries(attempt) if retry else attempt()
-            except SessionExpired:
-                if next(flow, _FLOW_DONE) is _FLOW_DONE:
+            except SessionExpired as exc:
+                if next(flow, _FLOW_DONE) is _FLOW_DONE:  # final: say what was done, not what will be
+                    renewed = reauth and self.auth is not None and self.auth.refreshes
+                    done = "logged in again once and was refused again" if renewed else "not logged in again"
+                    hint = _HINTS[Action.REAUTHENTICATE]
+                    exc.args = (exc.args[0].replace(hint, f"the session was refused; {done}"), *exc.args[1:])
                     raise
 
     def _with_retries(self, attempt: Callable[[], T]) -> T:

@@ -233,9 +233,12 @@ def test_a_second_401_after_relogin_is_raised() -> None:
     logins: list[int] = []
     respx.get(f"{BASE}/items").mock(return_value=httpx.Response(401))
     client = make_client(clock, reauthenticate=lambda: logins.append(1))
-    with pytest.raises(SessionExpired):
+    with pytest.raises(SessionExpired) as info:
         client.request("GET", "/items")
     assert logins == [1]
+    # the final failure says what was done, never that it is "logging in again"
+    assert "HTTP 401 (the session was refused; logged in again once and was refused again)" in str(info.value)
+    assert "logging in again" not in str(info.value)
 
 
 @respx.mock
@@ -246,9 +249,10 @@ def test_a_login_flow_that_cannot_refresh_lets_the_first_401_stand() -> None:
     client = make_client(clock, reauthenticate=lambda: logins.append(1))
     assert isinstance(client.auth, _CallbackLogin)
     client.auth.refreshes = False  # static credentials: a 401 means they are wrong
-    with pytest.raises(SessionExpired):
+    with pytest.raises(SessionExpired) as info:
         client.request("GET", "/items")
     assert logins == [] and route.call_count == 1
+    assert "(the session was refused; not logged in again)" in str(info.value)
 
 
 @respx.mock
