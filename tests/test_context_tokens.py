@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connector.errors import ConfigError
 from connector.tokens import EstimateCounter, TiktokenCounter, cl100k_file, count_tokens, token_counter
@@ -66,3 +68,30 @@ def test_an_unknown_tokenizer_is_a_config_error() -> None:
 )
 def test_the_estimate_is_never_below_the_real_count(text: str) -> None:
     assert EstimateCounter().count(text) >= count_tokens(text)
+
+
+# Pieces that sit next to newlines in cl100k's split pattern: runs of whitespace of every kind
+# (Unicode ones too), punctuation that takes trailing newlines, contractions, digits, letters.
+_PIECES = st.sampled_from(
+    ["\n", "\n\n", "\r\n", "\r", " ", "  ", "\t", "\x0b", "\x0c", "\x85", "\xa0", "\u2028",
+     "\u3000", "\x1c", "\u200b", "a", "Zz", "é", "日本", "1", "123", "4567", ":", "-", "> ", "'s",
+     "'ll", "#", "##", "…", '"', "🙂", "[turn 3]", "- INV-000321"]
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PIECES, max_size=60).map("".join))
+def test_counting_line_by_line_gives_the_whole_text_count(text: str) -> None:
+    """The counter sums cached per-line counts; the total must be cl100k's count of the whole."""
+    counter = token_counter()
+    assert isinstance(counter, TiktokenCounter)
+    whole = len(counter._encoding.encode_ordinary(text))
+    assert counter.count(text) == whole
+    assert counter.count(text) == whole  # and again, from the cache
+
+
+def test_a_long_line_is_counted_exactly_without_the_cache() -> None:
+    counter = token_counter()
+    assert isinstance(counter, TiktokenCounter)
+    text = "## Recent turns\n" + "copper fittings 1,250.75 USD " * 400 + "\n> done"
+    assert counter.count(text) == len(counter._encoding.encode_ordinary(text))
