@@ -13,7 +13,7 @@ total and re-runs with a smaller budget in the rare case that joins merged diffe
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from connector.context.candidates import Candidate
@@ -57,6 +57,7 @@ class Costs:
         self.counter = counter
         self.max_chars = max_chars
         self._cache: dict[str, int] = {}
+        self._full: dict[int, tuple[Candidate, tuple[str, int, bool]]] = {}
 
     def count(self, text: str) -> int:
         cost = self._cache.get(text)
@@ -65,8 +66,21 @@ class Costs:
             self._cache[text] = cost
         return cost
 
+    def warm(self, candidates: Iterable[Candidate]) -> None:
+        """Count what :func:`allocate` will ask for first (each whole candidate), ahead of time."""
+        for c in candidates:
+            self.full(c)
+
     def full(self, c: Candidate) -> tuple[str, int, bool]:
         """The whole candidate (a huge body is pre-cut to ``max_chars``), its cost, whether cut."""
+        known = self._full.get(id(c))
+        if known is not None and known[0] is c:
+            return known[1]
+        found = self._full_of(c)
+        self._full[id(c)] = (c, found)  # the candidate is kept, so its id is not reused meanwhile
+        return found
+
+    def _full_of(self, c: Candidate) -> tuple[str, int, bool]:
         if c.body is not None and len(c.body) > self.max_chars:  # bound the tokenizer's work
             text = c.render(c.body[: self.max_chars].rstrip() + TRUNCATION_MARK)
             return text, self.count(text), True

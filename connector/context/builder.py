@@ -187,15 +187,11 @@ class ContextBuilder:
         step = time.perf_counter()
         learned = self._learned_facts(scope, state, warnings) if customer_memories else []
         timings["learned_facts"] = _ms(step)
-        step = time.perf_counter()
-        hits, recall_warnings, timings["past_cases"] = recall.result()
-        timings["past_cases_wait"] = _ms(step)
-        warnings.extend(recall_warnings)
 
+        # Every section but the past cases is built and costed while the recall still runs.
+        step = time.perf_counter()
         erp_as_of = max([facts.party.synced_at, *(ts for _, ts in streams)])
-        warnings.extend(self._staleness(today, erp_as_of, streams))
-
-        step = time.perf_counter()
+        stale = self._staleness(today, erp_as_of, streams)
         erp = self._erp_kind(scope.tenant)
         summary, older_lines = cand.summary_items(state, budget * 12) if state else ([], 0)
         candidates: dict[str, list[cand.Candidate]] = {
@@ -204,14 +200,26 @@ class ContextBuilder:
             "open_documents": cand.document_items(scope.tenant, named, ranked, day, erp, totals),
             "pinned": cand.pinned_items(sid or "", state.pinned, query_clean.text) if state else [],
             "learned_facts": cand.fact_items(learned),
-            "past_cases": cand.case_items(hits),
+            "past_cases": [],
             "summary": summary,
             "recent_turns": cand.turn_items(state) if state else [],
         }
+        costs = Costs(token_counter(cfg.tokenizer), max_chars=max(4000, budget * 8))
+        costs.warm(c for items in candidates.values() for c in items)
+        timings["candidates"] = _ms(step)
+
+        step = time.perf_counter()
+        hits, recall_warnings, timings["past_cases"] = recall.result()
+        timings["past_cases_wait"] = _ms(step)
+        warnings.extend(recall_warnings)
+        warnings.extend(stale)
+
+        step = time.perf_counter()
+        candidates["past_cases"] = cand.case_items(hits)
         documents = {f"document:{scope.tenant}/{d.doc_type}/{d.external_id}": d for d in (*named, *ranked)}
         result = self._fit(
             scope, party_kind, sid, today, erp_as_of, state, candidates, warnings, budget, older_lines,
-            totals, documents,
+            totals, documents, costs,
         )  # fmt: skip
         timings["budget_render"] = _ms(step)
         timings["total"] = _ms(started)
@@ -317,10 +325,10 @@ class ContextBuilder:
         older_summary_lines: int,
         totals: Sequence[KindTotal],
         documents: dict[str, OpenDocument],
+        costs: Costs,
     ) -> dict[str, Any]:
         cfg = self.settings
-        counter = token_counter(cfg.tokenizer)
-        costs = Costs(counter, max_chars=max(4000, budget * 8))
+        counter = costs.counter
         shares = dict(cfg.shares)
         as_of_text = f"{erp_as_of:%Y-%m-%d %H:%M} UTC"
 
