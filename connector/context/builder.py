@@ -11,7 +11,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from concurrent.futures import Future
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -91,10 +92,12 @@ class ContextBuilder:
         self.sessions = sessions
         # Threads for case recall; the embedder and SQLite release the GIL, so it overlaps the reads.
         self._recall_pool = LazyPool("context-recall")
+        self._reads_pool = LazyPool("context-reads")  # relational reads beside the main ones
 
     def close(self) -> None:
-        """Stop the case-recall worker threads (started again if the builder is used after)."""
+        """Stop the recall and read worker threads (started again if the builder is used after)."""
         self._recall_pool.shutdown()
+        self._reads_pool.shutdown()
 
     def suggestions(
         self, customer_id: str, *, tenant: str | None = None, party_kind: str = "customer"
@@ -158,16 +161,21 @@ class ContextBuilder:
             query_clean.text,
             as_of,
         )
+        # So do the open-document totals (an aggregate over every open document: the longest read
+        # of a party with many) and the scope's learned facts, each on its own connection.
+        reads = self._reads_pool.get()
+        totals_read = reads.submit(self._totals, scope, party_kind, day)
+        base_facts = reads.submit(self._top_facts, scope, None, None) if customer_memories else None
         step = time.perf_counter()
         with self.engine.connect() as conn:
             facts = load_party(conn, scope.tenant, party_kind, scope.customer_id)
             if facts is None:
                 raise UnknownCustomerError(scope.customer_id)  # one indexed read; no scan of ids
             owner = (conn, scope.tenant, party_kind, scope.customer_id)
-            totals = document_totals(*owner, day)
             named = named_documents(*owner, refs)
             ranked = ranked_documents(*owner, day, cfg.max_open_documents)
             streams = stream_freshness(conn, scope.tenant)
+            totals = totals_read.result()
             timings["erp"] = _ms(step)
             step = time.perf_counter()
             state = self.sessions.view(conn, sid) if sid is not None else None
@@ -185,7 +193,7 @@ class ContextBuilder:
             )
 
         step = time.perf_counter()
-        learned = self._learned_facts(scope, state, warnings) if customer_memories else []
+        learned = self._learned_facts(scope, state, warnings, base_facts) if base_facts is not None else []
         timings["learned_facts"] = _ms(step)
 
         # Every section but the past cases is built and costed while the recall still runs.
@@ -253,23 +261,32 @@ class ContextBuilder:
         return self.erp_kinds.get(tenant)
 
     # Sources that may be unavailable: a warning, never a failed context ----------------------------
-    def _learned_facts(self, scope: Scope, state: SessionState | None, warnings: list[str]) -> list[Any]:
+    def _totals(self, scope: Scope, party_kind: str, day: date) -> list[KindTotal]:
+        """The party's open-document totals on a connection of their own (runs in the reads pool)."""
+        with self.engine.connect() as conn:
+            return document_totals(conn, scope.tenant, party_kind, scope.customer_id, day)
+
+    def _top_facts(self, scope: Scope, agent_id: str | None, workflow_id: str | None) -> Sequence[Any]:
         limit = self.settings.max_learned_facts
         if limit == 0:
             return []
-        scopes: list[tuple[str | None, str | None]] = [(None, None)]
-        if state is not None and (state.info.agent_id or state.info.workflow_id):
-            scopes.append((state.info.agent_id, state.info.workflow_id))
+        return self.facts.top(
+            scope.customer_id, tenant=scope.tenant, limit=limit, agent_id=agent_id, workflow_id=workflow_id
+        )
+
+    def _learned_facts(
+        self, scope: Scope, state: SessionState | None, warnings: list[str], base: Future[Sequence[Any]]
+    ) -> list[Any]:
+        """The customer's top facts (``base``: those of no agent or workflow, read already in the
+        pool) merged with those of the session's agent and workflow."""
+        limit = self.settings.max_learned_facts
         found: dict[int, Any] = {}
         try:
-            for agent_id, workflow_id in scopes:
-                for fact in self.facts.top(
-                    scope.customer_id,
-                    tenant=scope.tenant,
-                    limit=limit,
-                    agent_id=agent_id,
-                    workflow_id=workflow_id,
-                ):
+            scoped = [base.result()]
+            if limit and state is not None and (state.info.agent_id or state.info.workflow_id):
+                scoped.append(self._top_facts(scope, state.info.agent_id, state.info.workflow_id))
+            for facts in scoped:
+                for fact in facts:
                     found.setdefault(fact.id, fact)
         except ConnectorError as exc:
             log.warning("learned facts unavailable for %s/%s: %s", scope.tenant, scope.customer_id, exc)
