@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Episodic memory benchmark (run through ``scripts/bench_episodic``).
 
-Quality: records both labelled sets with the default embedder, each in its own store — the ERP
-cases (``benchmarks/episodic_*.jsonl``) and the multi-session conversations
-(``benchmarks/conversation_*.jsonl``, each dialogue turn one case of its conversation's customer) —
-times the ingest, and asks every question with k=10 under three rankings on the same entries:
+Quality: records the three labelled sets with the default embedder, each in its own store — the
+ERP cases (``benchmarks/episodic_*.jsonl``), the business dialogues (``benchmarks/conversation_*.jsonl``)
+and the LoCoMo-like chats from another generator (``benchmarks/chat_*.jsonl``), each dialogue turn
+one case of its conversation's customer — times the ingest, and asks every question with k=10 under
+three rankings on the same entries:
 dense only, lexical (BM25) only and the hybrid. It prints recall@1/5/10 (an expected case in the
 top k) and MRR per question kind, and leaks (hits that belong to another customer). It also prints
 the dense score distributions of true matches and non-matches within each ERP query's customer,
 from which the model's score threshold is calibrated (the 1st percentile of the true-match scores).
-``--calibrate`` compares the fusion settings on both sets instead.
+``--calibrate`` compares the fusion settings on every set instead.
 
 Scale: for each size, 10,000 customers share N synthetic entries (random unit vectors and 25-40
 words of real case text, stored as the writer stores them: the row with its vector hash and its
@@ -190,10 +191,10 @@ def erp_set(episodic: Any) -> LabelledSet:
     return LabelledSet("erp cases", prepared, asked)
 
 
-def conversation_set(episodic: Any) -> LabelledSet:
+def dialogue_set(episodic: Any, stem: str, name: str) -> LabelledSet:
     """Each dialogue turn recorded as one case of its conversation's customer."""
-    turns = [json.loads(line) for line in (ROOT / "benchmarks/conversation_turns.jsonl").open()]
-    questions = [json.loads(line) for line in (ROOT / "benchmarks/conversation_questions.jsonl").open()]
+    turns = [json.loads(line) for line in (ROOT / f"benchmarks/{stem}_turns.jsonl").open()]
+    questions = [json.loads(line) for line in (ROOT / f"benchmarks/{stem}_questions.jsonl").open()]
     prepared = [
         episodic.prepare(t["conversation"], t["text"], "", case_id=t["turn_id"],
                          occurred_at=datetime.fromisoformat(t["occurred_at"]))
@@ -203,7 +204,17 @@ def conversation_set(episodic: Any) -> LabelledSet:
         {"customer": q["conversation"], "text": q["question"], "expected": q["evidence"], "kind": q["kind"]}
         for q in questions
     ]
-    return LabelledSet("conversations", prepared, asked)
+    return LabelledSet(name, prepared, asked)
+
+
+def conversation_set(episodic: Any) -> LabelledSet:
+    """The business dialogues of ``make_conversation_dataset.py``."""
+    return dialogue_set(episodic, "conversation", "conversations")
+
+
+def chat_set(episodic: Any) -> LabelledSet:
+    """The LoCoMo-like chats of ``make_chat_dataset.py`` (another generator, another style)."""
+    return dialogue_set(episodic, "chat", "chats (LoCoMo-like)")
 
 
 class CachedQueryEmbeddings:
@@ -293,7 +304,7 @@ def threshold_scores(memory: Memory, labelled: LabelledSet) -> tuple[list[float]
 def quality(workdir: Path, fusions: dict[str, Fusion] | None = None) -> dict[str, Any]:
     """Both labelled sets, each in its own store, every method on the same recorded entries."""
     results: dict[str, Any] = {}
-    for key, make in (("erp", erp_set), ("conversations", conversation_set)):
+    for key, make in (("erp", erp_set), ("conversations", conversation_set), ("chats", chat_set)):
         # the dialogues span up to a year before the benchmark's "now": none may be past retention
         memory = new_memory(workdir / key, retention_days=180 if key == "erp" else 800)
         episodic = memory.episodic
@@ -345,22 +356,25 @@ def print_quality(results: dict[str, Any]) -> None:
 
 
 def calibrate(workdir: Path) -> None:
-    """The fusion candidates on both sets (what the defaults in connector.episodic.fusion were chosen on)."""
+    """The fusion candidates on every set (what the defaults in connector.episodic.fusion were chosen on)."""
     fusions = {"dense only": Fusion(method="dense"), "lexical only": Fusion(method="lexical")}
-    for k in (2, 5, 10, 60):
+    for k in (10, 60):
         fusions[f"rrf k={k:g}"] = Fusion(method="rrf", rrf_k=k)
-    for w in (0.1, 0.2, 0.3, 0.4, 0.5):
-        fusions[f"weighted w={w:g}"] = Fusion(method="weighted", lexical_weight=w)
-    for strong in (0.25, 0.5):
-        fusions[f"w=0.3 strong={strong:g}"] = Fusion("weighted", lexical_weight=0.3, strong_lexical=strong)
+    fusions["max-norm w=0.3"] = Fusion(normalise="max", lexical_weight=0.3, value_weight=0.3)
+    for w in (0.2, 0.3, 0.4):
+        for floor in (0.0, 0.05, 0.1, 0.2):
+            fusions[f"z w={w:g} floor={floor:g}"] = Fusion(lexical_weight=w, lexical_floor=floor)
+    fusions["z w=0.3 value=0.3"] = Fusion(value_weight=0.3)
+    fusions["z w=0.3 value=0.85"] = Fusion(value_weight=0.85)
     results = quality(workdir, fusions)
-    print(f"{'fusion':<20} " + " ".join(f"{r['name'] + ' r@1/r@5/r@10/MRR':>38}" for r in results.values()))
+    names = [f"{r['name'][:14]} r@1/r@5/r@10/MRR" for r in results.values()]
+    print(f"{'fusion':<22} " + " ".join(f"{n:>38}" for n in names))
     for name in fusions:
         cells = []
         for r in results.values():
             f = r["methods"][name]["all"]
             cells.append(f"{f['r1']:.3f} {f['r5']:.3f} {f['r10']:.3f} {f['mrr']:.3f}")
-        print(f"{name:<20} " + " ".join(f"{c:>38}" for c in cells))
+        print(f"{name:<22} " + " ".join(f"{c:>38}" for c in cells))
 
 
 # Scale ----------------------------------------------------------------------------------------------

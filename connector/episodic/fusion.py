@@ -2,12 +2,22 @@
 
 Every candidate of the scope gets both scores; entries naming a document the query names rank
 first (as before), the rest by the fused score. Methods (see the README's episodic section for the
-calibration on the labelled sets): ``rrf`` — reciprocal rank fusion, ``1/(k + dense rank) +
-1/(k + lexical rank)``, which needs no score scales; ``weighted`` — ``w * bm25 / max bm25 +
-(1 - w) * cosine``; ``dense`` and ``lexical`` rank by one signal alone (baselines in the benchmark).
+calibration on the three labelled sets): ``weighted`` (default) — ``w * z(bm25) + (1 - w) *
+z(cosine)``, each signal standardised over the scope's candidates (z-score), with ``w`` =
+``lexical_weight`` (0.3), or ``value_weight`` (0.7) when a candidate matches a number, amount, date
+or document number the query names: such a value tells look-alike turns apart (the same event with
+another amount or date), which the embedding cannot see. ``normalise="max"`` is the previous
+``w * bm25 / max bm25 + (1 - w) * cosine``; ``rrf`` — reciprocal rank fusion, ``1/(k + dense
+rank) + 1/(k + lexical rank)``; ``dense`` and ``lexical`` rank by one signal alone (baselines).
+Why z-scores: a cosine's spread within one customer is small (0.2-0.6) and differs per query, a
+BM25 score has no fixed scale, and dividing by the maximum lets one strong lexical match flatten the
+dense side; standardising puts both on "how far above this scope's usual candidate". The lexical
+deviation counts as at least ``lexical_floor`` (0.1) of the query's weight (its terms' idf summed,
+those no candidate holds included): when the only term found is the speaker's name, which half the
+turns share, the lexical side is not inflated to a full standard deviation.
 The dense score threshold cuts a candidate only if it is also lexically weak (no query term, or
 below ``strong_lexical`` times the best lexical score of the scope) and names no queried document:
-a hit with a strong lexical score is never cut.
+a hit with a lexical match is never cut.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from connector.episodic.documents import matches
 from connector.lexical.bm25 import LexicalScore
 
 FusionMethod = Literal["rrf", "weighted", "dense", "lexical"]
+Normalise = Literal["zscore", "max"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +43,9 @@ class Fusion:
     method: FusionMethod = "weighted"
     rrf_k: float = 60.0
     lexical_weight: float = 0.3
+    value_weight: float = 0.7  # the lexical weight when a candidate matches a value the query names
+    normalise: Normalise = "zscore"
+    lexical_floor: float = 0.1  # the lexical spread counted at least this share of the query's weight
     strong_lexical: float = 0.0
 
 
@@ -59,14 +73,40 @@ def _ranks(values: Sequence[float]) -> list[int]:
     return ranks
 
 
-def _fused_scores(dense: list[float], lexical: list[float], fusion: Fusion) -> list[float]:
+def _zscores(values: Sequence[float], floor: float = 0.0) -> list[float]:
+    """Each value's distance from the mean in standard deviations, the deviation taken as at least
+    ``floor`` (all 0 when the values are equal)."""
+    array = np.asarray(values, dtype=np.float64)
+    spread = max(float(array.std()), floor)
+    if spread == 0.0:
+        return [0.0] * len(values)
+    scores: list[float] = ((array - array.mean()) / spread).tolist()
+    return scores
+
+
+def _names_a_value(parts: Sequence[LexicalScore]) -> bool:
+    """Whether some candidate contains a query term with a digit (a number, amount, date, document)."""
+    return any(any(ch.isdigit() for ch in term) for part in parts for term in part.terms)
+
+
+def _fused_scores(
+    dense: list[float],
+    lexical: list[float],
+    fusion: Fusion,
+    *,
+    names_value: bool = False,
+    query_weight: float = 0.0,
+) -> list[float]:
     if fusion.method == "dense":
         return dense
     if fusion.method == "lexical":
         return lexical
     if fusion.method == "weighted":
+        w = fusion.value_weight if names_value else fusion.lexical_weight
+        if fusion.normalise == "zscore":
+            zd, zl = _zscores(dense), _zscores(lexical, fusion.lexical_floor * query_weight)
+            return [w * lex + (1.0 - w) * d for d, lex in zip(zd, zl, strict=True)]
         top = max(lexical, default=0.0) or 1.0
-        w = fusion.lexical_weight
         return [w * lex / top + (1.0 - w) * d for d, lex in zip(dense, lexical, strict=True)]
     dense_rank, lexical_rank = _ranks(dense), _ranks(lexical)
     return [
@@ -95,7 +135,10 @@ def fuse(
         dense = (np.asarray(vectors) @ np.asarray(query_vector).reshape(-1)).tolist()
     parts = [s or _NO_MATCH for s in lexical]
     lexical_scores = [p.score for p in parts]
-    fused = _fused_scores(dense, lexical_scores, fusion)
+    fused = _fused_scores(
+        dense, lexical_scores, fusion, names_value=_names_a_value(parts),
+        query_weight=max((p.query_weight for p in parts), default=0.0),
+    )  # fmt: skip
     strong = fusion.strong_lexical * max(lexical_scores, default=0.0)
     kept: list[Fused] = []
     for i, score in enumerate(fused):

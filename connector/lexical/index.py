@@ -121,4 +121,4 @@ def search(
     """BM25 of the scope's ``candidates`` (ids that may be returned) for the query ``terms``."""
     postings, lengths = read(conn, scope, source, terms)
     wanted = set(candidates)
-    return bm25.score(postings, {d: n for d, n in lengths.items() if d in wanted})
+    return bm25.score(postings, {d: n for d, n in lengths.items() if d in wanted}, query_terms=terms)
