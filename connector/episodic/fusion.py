@@ -22,6 +22,7 @@ a hit with a lexical match is never cut.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -63,6 +64,9 @@ class Fused:
 
 _NO_MATCH = LexicalScore(0.0, ())
 
+# Plain lists, not numpy: a scope holds tens to hundreds of candidates, where numpy's per-call cost
+# exceeds the arithmetic; only the top k become Fused objects.
+
 
 def _ranks(values: Sequence[float]) -> list[int]:
     """1-based rank of each value, highest first (ties by position)."""
@@ -76,17 +80,16 @@ def _ranks(values: Sequence[float]) -> list[int]:
 def _zscores(values: Sequence[float], floor: float = 0.0) -> list[float]:
     """Each value's distance from the mean in standard deviations, the deviation taken as at least
     ``floor`` (all 0 when the values are equal)."""
-    array = np.asarray(values, dtype=np.float64)
-    spread = max(float(array.std()), floor)
+    mean = sum(values) / len(values)
+    spread = max(math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)), floor)
     if spread == 0.0:
         return [0.0] * len(values)
-    scores: list[float] = ((array - array.mean()) / spread).tolist()
-    return scores
+    return [(v - mean) / spread for v in values]
 
 
 def _names_a_value(parts: Sequence[LexicalScore]) -> bool:
     """Whether some candidate contains a query term with a digit (a number, amount, date, document)."""
-    return any(any(ch.isdigit() for ch in term) for part in parts for term in part.terms)
+    return any(any(ch.isdigit() for ch in term) for part in parts if part.terms for term in part.terms)
 
 
 def _fused_scores(
@@ -127,30 +130,30 @@ def fuse(
     fusion: Fusion,
 ) -> list[Fused]:
     """Top ``k`` candidates: queried documents first, then by fused score, weak ones cut."""
-    if len(vectors) == 0:
+    n = len(vectors)
+    if n == 0:
         return []
     if query_vector is None:
-        dense = [0.0] * len(vectors)
+        dense = [0.0] * n
     else:
         dense = (np.asarray(vectors) @ np.asarray(query_vector).reshape(-1)).tolist()
     parts = [s or _NO_MATCH for s in lexical]
-    lexical_scores = [p.score for p in parts]
+    lex = [p.score for p in parts]
     fused = _fused_scores(
-        dense, lexical_scores, fusion, names_value=_names_a_value(parts),
+        dense, lex, fusion, names_value=_names_a_value(parts),
         query_weight=max((p.query_weight for p in parts), default=0.0),
     )  # fmt: skip
-    strong = fusion.strong_lexical * max(lexical_scores, default=0.0)
-    kept: list[Fused] = []
-    for i, score in enumerate(fused):
-        named = matches(query_keys, entry_doc_keys[i]) if query_keys else ()
-        lex = lexical_scores[i]
-        if fusion.method == "dense":
-            passes = dense[i] >= threshold
-        elif fusion.method == "lexical":
-            passes = lex > 0
-        else:
-            passes = dense[i] >= threshold or (lex > 0 and lex >= strong)
-        if named or passes:
-            kept.append(Fused(i, float(score), float(dense[i]), float(lex), parts[i].terms, named))
-    kept.sort(key=lambda f: (-len(f.matched_documents), -f.fused, f.index))
-    return kept[:k]
+    named: list[tuple[str, ...]] = [()] * n
+    if query_keys:
+        named = [matches(query_keys, keys) for keys in entry_doc_keys]
+    if fusion.method == "dense":
+        kept = [i for i in range(n) if named[i] or dense[i] >= threshold]
+    elif fusion.method == "lexical":
+        kept = [i for i in range(n) if named[i] or lex[i] > 0]
+    else:
+        strong = fusion.strong_lexical * max(lex)
+        kept = [i for i in range(n) if named[i] or dense[i] >= threshold or (lex[i] > 0 and lex[i] >= strong)]
+    kept.sort(key=lambda i: (-len(named[i]), -fused[i], i))
+    return [
+        Fused(i, float(fused[i]), float(dense[i]), float(lex[i]), parts[i].terms, named[i]) for i in kept[:k]
+    ]
