@@ -79,6 +79,20 @@ def test_an_amount_in_another_spelling_finds_its_case(memory: Memory) -> None:
     assert hit.entry_id == ids["price"] and "1250" in hit.matched_terms
 
 
+def test_the_amount_a_question_names_picks_its_turn_among_look_alikes(memory: Memory) -> None:
+    turns = {
+        "t900": "Arjun: The direct debit of $900.00 for INV-079959 went out on 23 October.",
+        "t380": "Hana: Emil agreed an early-payment discount of $380.40 on invoice INV-054413.",
+        "t457": "Arjun: Emil agreed a volume discount of 457.75 on invoice INV-049769.",
+        "t990": "Hana: The wire transfer of 990.00 for INV-011873 went out on 2 November.",
+        "chat": "Arjun: Thanks for getting back to me so quickly.",
+    }
+    for case_id, text in turns.items():
+        memory.record_case("CONV", text, "", case_id=case_id, occurred_at=NOW - 10 * DAY)
+    hits = memory.recall_cases("CONV", "Which invoice was the 900 payment for?", k=3)
+    assert hits[0].case_id == "t900" and "900" in hits[0].matched_terms
+
+
 def test_the_case_date_is_searchable_in_words(memory: Memory) -> None:
     ids = seed(memory)  # the call was on 14 March 2026
     hit = memory.recall_cases("ACME", "the 14 March call", k=1)[0]
