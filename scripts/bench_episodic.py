@@ -36,6 +36,7 @@ import os
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,6 +59,7 @@ from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
 from connector.episodic import terms as entry_terms  # noqa: E402
 from connector.episodic.fusion import Fusion  # noqa: E402
+from connector.episodic.summary import compose, embedding_text  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
 from connector.episodic.vector_index import vector_hash  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
@@ -128,15 +130,50 @@ def chroma_server(where: str, workdir: Path) -> Iterator[tuple[str, int]]:
         log_file.close()
 
 
+DEFAULT_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+PG_ADMIN_URL: str | None = None  # set by --database postgres: each store is a scratch database there
+_SCRATCH: list[str] = []
+
+
+def new_engine(workdir: Path) -> sa.Engine:
+    """A fresh store: SQLite in ``workdir``, or a new scratch database on the PostgreSQL server."""
+    if PG_ADMIN_URL is None:
+        engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
+    else:
+        name = f"bench_episodic_{uuid.uuid4().hex[:10]}"
+        admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        admin.dispose()
+        _SCRATCH.append(name)
+        url = sa.engine.make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+        engine = create_db_engine(url)
+    upgrade_to_head(engine)
+    return engine
+
+
+def drop_scratch() -> None:
+    if PG_ADMIN_URL is None or not _SCRATCH:
+        return
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        for name in _SCRATCH:
+            conn.execute(
+                sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"),
+                {"n": name},
+            )
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+    admin.dispose()
+    _SCRATCH.clear()
+
+
 def new_memory(workdir: Path, *, retention_days: int = 180) -> Memory:
     settings = Settings(
         data_dir=workdir / "data",
         chroma=chroma_settings(workdir),
         retention=RetentionSettings(episodic_days=retention_days),
     )
-    engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
-    upgrade_to_head(engine)
-    return Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
+    return Memory(settings, clock=FrozenClock(NOW), llm=None, engine=new_engine(workdir))
 
 
 class TimedEmbed:
@@ -239,13 +276,16 @@ class CachedQueryEmbeddings:
         del self.embedder.embed
 
 
+INGEST_BATCH = 64  # cases per record_cases call, as a bulk load or the ERP ingest sends them
+
+
 def ingest(episodic: Any, labelled: LabelledSet) -> dict[str, Any]:
     embedding = TimedEmbed(episodic.embedder)
     statuses: dict[str, int] = {}
     started, cpu_started = time.perf_counter(), time.process_time()
     with embedding:
-        for i in range(0, len(labelled.cases), 64):
-            for recorded in episodic.record_cases(labelled.cases[i : i + 64]):
+        for i in range(0, len(labelled.cases), INGEST_BATCH):
+            for recorded in episodic.record_cases(labelled.cases[i : i + INGEST_BATCH]):
                 statuses[recorded.status] = statuses.get(recorded.status, 0) + 1
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     return {
@@ -254,6 +294,59 @@ def ingest(episodic: Any, labelled: LabelledSet) -> dict[str, Any]:
         "s": round(seconds, 2),
         "embed_s": round(embedding.seconds, 2),
         "statuses": statuses,
+    }
+
+
+def embedding_ceiling(episodic: Any, labelled: LabelledSet) -> dict[str, float]:
+    """The embedder alone on the texts the ingest embeds, in the same groups: what ingest cannot beat."""
+    texts = [embedding_text(compose(c.request, c.resolution, c.documents).text) for c in labelled.cases]
+    started, cpu_started = time.perf_counter(), time.process_time()
+    for i in range(0, len(texts), INGEST_BATCH):
+        episodic.embedder.embed(list(dict.fromkeys(texts[i : i + INGEST_BATCH])))
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    return {"texts_per_s": round(len(texts) / seconds, 1), "texts_per_cpu_s": round(len(texts) / cpu, 1)}
+
+
+def ingest_runs(workdir: Path, runs: int) -> dict[str, Any]:
+    """The ERP set ingested ``runs`` times, each into a fresh store, alternating with the embedder
+    alone on the same texts (so load that comes and goes hits both alike); medians of each."""
+    rates: list[dict[str, Any]] = []
+    ceilings: list[dict[str, float]] = []
+    loads: list[float] = []
+    for run_no in range(runs):
+        memory = new_memory(workdir / f"ingest-{run_no}")
+        episodic = memory.episodic
+        episodic.embedder.embed(["warm up"])
+        episodic.index.count()
+        labelled = erp_set(episodic)
+        ceilings.append(embedding_ceiling(episodic, labelled))
+        rates.append(ingest(episodic, labelled))
+        loads.append(os.getloadavg()[0])
+        memory.close()
+        memory.engine.dispose()
+        print(
+            f"  ingest run {run_no + 1}/{runs}: {rates[-1]['cases_per_s']} cases/s "
+            f"({rates[-1]['cases_per_cpu_s']} per CPU-s), embedder alone {ceilings[-1]['texts_per_s']} "
+            f"texts/s; load {loads[-1]:.1f}",
+            flush=True,
+        )
+
+    def median(values: list[float]) -> float:
+        return round(statistics.median(values), 1)
+
+    return {
+        "runs": runs,
+        "cases": len(labelled.cases),
+        "database": "postgres" if PG_ADMIN_URL else "sqlite",
+        "cases_per_s_median": median([r["cases_per_s"] for r in rates]),
+        "cases_per_s_min_max": [min(r["cases_per_s"] for r in rates), max(r["cases_per_s"] for r in rates)],
+        "cases_per_cpu_s_median": median([r["cases_per_cpu_s"] for r in rates]),
+        "embed_s_median": round(statistics.median(r["embed_s"] for r in rates), 2),
+        "s_median": round(statistics.median(r["s"] for r in rates), 2),
+        "embedder_alone_texts_per_s_median": median([c["texts_per_s"] for c in ceilings]),
+        "embedder_alone_texts_per_cpu_s_median": median([c["texts_per_cpu_s"] for c in ceilings]),
+        "load_average_1m": [round(min(loads), 1), round(max(loads), 1)],
+        "statuses": rates[-1]["statuses"],
     }
 
 
@@ -556,22 +649,48 @@ def main() -> int:
         help="use a Chroma server (default: start `chroma run` on a free local port) instead of embedded",
     )
     parser.add_argument("--max-minutes", type=float, default=30.0, help="skip sizes that would not fit")
+    parser.add_argument(
+        "--ingest-only",
+        type=int,
+        nargs="?",
+        const=7,
+        metavar="RUNS",
+        help="only time the ERP set's ingest, RUNS times (default 7), beside the embedder alone; medians",
+    )
+    parser.add_argument(
+        "--database",
+        default="sqlite",
+        help=f"sqlite (default), or a PostgreSQL admin URL (`postgres`: {DEFAULT_PG_ADMIN}); "
+        "every store is then a scratch database there",
+    )
     args = parser.parse_args()
+    if args.database != "sqlite":
+        global PG_ADMIN_URL
+        PG_ADMIN_URL = DEFAULT_PG_ADMIN if args.database == "postgres" else args.database
     deadline = time.monotonic() + args.max_minutes * 60
     load_start = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, load average {load_start:.1f} at start")
     with tempfile.TemporaryDirectory(prefix="bench-episodic-") as tmp:
-        if args.server is None:
-            return run(args, Path(tmp), deadline, load_start)
-        global SERVER
-        with chroma_server(args.server, Path(tmp)) as SERVER:
-            print(f"Chroma server at {SERVER[0]}:{SERVER[1]}")
-            return run(args, Path(tmp), deadline, load_start)
+        try:
+            if args.server is None:
+                return run(args, Path(tmp), deadline, load_start)
+            global SERVER
+            with chroma_server(args.server, Path(tmp)) as SERVER:
+                print(f"Chroma server at {SERVER[0]}:{SERVER[1]}")
+                return run(args, Path(tmp), deadline, load_start)
+        finally:
+            drop_scratch()
 
 
 def run(args: argparse.Namespace, tmp: Path, deadline: float, load_start: float) -> int:
     if args.calibrate:
         calibrate(tmp / "calibrate")
+        return 0
+    if args.ingest_only:
+        done = ingest_runs(tmp / "ingest", args.ingest_only)
+        done["chroma"] = "server" if SERVER is not None else "embedded"
+        done["cpu_count"] = os.cpu_count()
+        print(json.dumps(done, sort_keys=True))
         return 0
     q = quality(tmp / "quality")
     cal = calibration(*q["erp"].pop("scores"))

@@ -11,6 +11,7 @@ import respx
 import sqlalchemy as sa
 from pydantic import SecretStr
 
+from connector.episodic import writer
 from connector.episodic.tables import CASES, ENTRIES
 from connector.errors import ConnectorError, ScopeError
 from connector.llm import LLMClient
@@ -193,7 +194,12 @@ def test_an_llm_failure_falls_back_to_the_labelled_deterministic_summary(
     assert recorded.summary_mode == "non-llm" and "CM-000311" in recorded.summary
 
 
-def test_one_batch_catches_its_own_duplicates_and_near_duplicates(memory: Memory) -> None:
+@pytest.mark.parametrize("chunk", [writer.WRITE_CHUNK, 2], ids=["one chunk", "chunks of 2"])
+def test_one_batch_catches_its_own_duplicates_and_near_duplicates(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Also when the batch is written in chunks (each embedded while the one before is written)."""
+    monkeypatch.setattr(writer, "WRITE_CHUNK", chunk)
     episodic = memory.episodic
     near = "The customer disputed INV-004821: they were charged twice for 1,250.00 USD on 2026-02-10."
     other = "Late delivery of SO-000140, freight refunded."

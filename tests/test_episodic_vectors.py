@@ -16,7 +16,7 @@ from chroma_fixtures import episodic_with
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
-from connector.episodic import EpisodicMemory
+from connector.episodic import EpisodicMemory, writer
 from connector.episodic.models import CaseHit
 from connector.episodic.tables import ENTRIES
 from connector.episodic.vector_index import StoredVector
@@ -300,3 +300,50 @@ def test_reindex_for_another_model_embeds_every_live_entry_again(memory: Memory)
     assert set(models) == {"other-model"}
     assert [h.case_id for h in other.recall("ABARTENDE", "status of inv004900?")][:1] == ["C-2"]
     assert other.check_index().consistent
+
+
+def test_a_long_batch_stops_after_its_complete_chunks_when_chroma_fails_and_completes_when_repeated(
+    memory_on: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks of a long batch are complete in both stores before the next one starts: a Chroma
+    failure in the second chunk leaves the first recorded, the second pending (reported by
+    ``reindex --check``), the rest unwritten; the same batch again completes it."""
+    memory = memory_on
+    monkeypatch.setattr(writer, "WRITE_CHUNK", 2)
+    episodic = memory.episodic
+    batch = [
+        episodic.prepare("ABARTENDE", request, resolution, case_id=case_id, case_type=case_type)
+        for case_id, case_type, request, resolution in CASES
+    ]
+    batch.append(episodic.prepare("ABARTENDE", CASES[0][2], CASES[0][3], case_id="C-1b", case_type="dispute"))
+    batch.append(episodic.prepare("ABARTENDE", "Portal login locked.", "Password reset.", case_id="C-5"))
+    index = episodic.index
+    original, upserts = index.upsert, []
+
+    def second_fails(*args: Any) -> None:
+        upserts.append(args)
+        if len(upserts) == 2:
+            raise StoreError("Chroma upsert failed: server gone")
+        original(*args)
+
+    index.upsert = second_fails  # type: ignore[method-assign]
+    try:
+        with pytest.raises(StoreError, match="pending"):
+            episodic.record_cases(batch)
+    finally:
+        index.upsert = original  # type: ignore[method-assign]
+
+    with memory.engine.connect() as conn:
+        pending = dict(conn.execute(sa.select(ENTRIES.c.case_id, ENTRIES.c.vector_pending)).all())
+    assert pending == {"C-1": False, "C-2": False, "C-3": True, "C-4": True}
+    ids = entry_ids(memory)
+    assert set(index.vectors(list(ids.values()))) == {ids["C-1"], ids["C-2"]}
+    check = episodic.check_index()
+    assert (check.missing, check.orphans) == (2, 0) and not check.consistent
+
+    again = episodic.record_cases(batch)
+
+    assert [r.status for r in again] == ["unchanged", "unchanged", "updated", "updated", "merged", "created"]
+    assert again[4].entry_id == again[0].entry_id  # the same content under another id, chunks apart
+    assert episodic.check_index().consistent
+    assert [h.case_id for h in memory.recall_cases("ABARTENDE", "the delivery came late", k=1)] == ["C-2"]

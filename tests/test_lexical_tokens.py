@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from connector.lexical.tokens import MAX_QUERY_TERMS, date_terms, query_terms, terms
+from connector.lexical.tokens import MAX_QUERY_TERMS, _fold, date_terms, fold_unicode, query_terms, terms
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,12 @@ def test_full_text_operators_are_ordinary_words_or_separators() -> None:
 def test_a_huge_query_is_capped_in_terms() -> None:
     query = " ".join(f"word{i}x" for i in range(200_000))  # ~1.6 MB
     assert len(query_terms(query)) == MAX_QUERY_TERMS
+
+
+def test_ascii_text_folds_as_the_unicode_path_folds_it() -> None:
+    """Plain ASCII skips normalisation (the ingest's hot path): it must give the very same terms."""
+    every = "".join(map(chr, range(128)))
+    texts = [every, every.upper(), "Anna's INV-004821 of 14 March: 1,250.00 USD CHARGED\tdon't"]
+    for text in texts:
+        assert _fold(text) == fold_unicode(text)
+    assert terms("José's CAFÉ") == terms("jose cafe")  # and non-ASCII still folds its accents

@@ -15,6 +15,11 @@ PII window is not stored at all (``expired``), as the next retention pass would 
 Rows are committed before Chroma gets the vectors (see :mod:`connector.episodic.batch` for the
 order and what a failure leaves). A batch is read and written set-wise; its cases are applied in
 order, so duplicates and near-duplicates within one batch are caught just as across batches.
+A batch longer than ``WRITE_CHUNK`` cases is written a chunk at a time, each chunk complete in
+both stores (rows, vectors, marks cleared) before the next starts, while a helper thread embeds
+the next chunk: the model keeps the cores busy while the rows, postings and Chroma are written.
+A failure stops the batch after the chunks already complete; recording it again completes it
+(the chunks written come back ``unchanged``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -46,6 +52,9 @@ if TYPE_CHECKING:
 __all__ = ["NEAR_DUPLICATE", "CaseWriter", "NewCase", "chroma_metadata", "content_hash", "validate"]
 
 MAX_TEXT = 20_000
+# Cases written per transaction in a long batch; the next chunk is embedded meanwhile (bench_episodic).
+WRITE_CHUNK = 32
+Prepared = tuple[Summary, Vectors, str]  # a case's summary, its vector, that vector's hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,28 +176,38 @@ class CaseWriter:
         """``deterministic``: write the deterministic summary even with an LLM (it rewords later)."""
         self.episodic = episodic
         self._deterministic = deterministic
-        self._prepared: dict[int, tuple[Summary, Vectors, str]] = {}
+        self._prepared: dict[int, Prepared] = {}
 
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
+        """Record ``cases`` in order; a batch longer than ``WRITE_CHUNK`` is written chunk by chunk,
+        the next chunk embedded while this one is written (see the module docstring)."""
         erasures = self.episodic.erasures
         for scope in dict.fromkeys(c.scope for c in cases):
             erasures.require_writable(scope)
-        try:
-            return self._write(cases)
-        except IntegrityError:  # another writer recorded one of these case keys first: now it exists
-            return self._write(cases)
+        now = self.episodic.clock.now()  # one time for the whole batch, as if written at once
+        windows = Windows.at(now, self.episodic.retention)
+        chunks = [cases[start : start + WRITE_CHUNK] for start in range(0, len(cases), WRITE_CHUNK)]
+        if len(chunks) <= 1:
+            self._prepared.update(self._prepared_for(cases, windows))
+            return self._write_chunk(cases, now, windows)
+        results: list[RecordedCase] = []
+        with ThreadPoolExecutor(1, thread_name_prefix="episodic-embed-ahead") as ahead:
+            prepared = ahead.submit(self._prepared_for, chunks[0], windows)
+            for number, chunk in enumerate(chunks):
+                self._prepared.update(prepared.result())
+                if number + 1 < len(chunks):
+                    prepared = ahead.submit(self._prepared_for, chunks[number + 1], windows)
+                results.extend(self._write_chunk(chunk, now, windows))
+        return results
 
-    def _write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
+    def _write_chunk(self, cases: Sequence[NewCase], now: datetime, windows: Windows) -> list[RecordedCase]:
+        try:
+            return self._write(cases, now, windows)
+        except IntegrityError:  # another writer recorded one of these case keys first: now it exists
+            return self._write(cases, now, windows)
+
+    def _write(self, cases: Sequence[NewCase], now: datetime, windows: Windows) -> list[RecordedCase]:
         episodic = self.episodic
-        now = episodic.clock.now()
-        windows = Windows.at(now, episodic.retention)
-        with episodic.engine.connect() as conn:
-            known = known_hashes(conn, cases)
-        self._prepare([
-            c for c in cases
-            if known.get(key_of(c)) != c.content_hash
-            and (key_of(c) in known or windows.fate(c.occurred_at, pii=c.pii) == "live")
-        ])  # fmt: skip
         index = self.episodic.index
         with episodic.engine.begin() as conn:
             view = BatchView.load(conn, cases, index)
@@ -205,27 +224,42 @@ class CaseWriter:
             view.clear_pending(conn)
         return results
 
-    def _prepare(self, cases: Sequence[NewCase]) -> None:
+    def _prepared_for(self, cases: Sequence[NewCase], windows: Windows) -> dict[int, Prepared]:
+        """What :meth:`_prepare` makes for the cases that will need a vector: not stored unchanged
+        and indexed already, and new ones only if they stay live (archived or expired ones do not)."""
+        with self.episodic.engine.connect() as conn:
+            known = known_hashes(conn, cases)
+        return self._prepare([
+            c for c in cases
+            if known.get(key_of(c)) != c.content_hash
+            and (key_of(c) in known or windows.fate(c.occurred_at, pii=c.pii) == "live")
+        ])  # fmt: skip
+
+    def _prepare(self, cases: Sequence[NewCase]) -> dict[int, Prepared]:
         """Summaries and vectors of the cases to write, outside the transaction (LLM and model are slow).
 
-        Equal texts are embedded once (the same case twice in one batch costs one embedding).
+        Equal texts are embedded once (the same case twice in one batch costs one embedding). Runs on
+        the embed-ahead thread too, so it returns what it made and leaves ``_prepared`` alone.
         """
         llm = None if self._deterministic else self.episodic.llm
         summaries = {id(c): _summary(llm, c) for c in cases if id(c) not in self._prepared}
         if not summaries:
-            return
+            return {}
         text_of = {case_id: embedding_text(s.text) for case_id, s in summaries.items()}
         texts = list(dict.fromkeys(text_of.values()))
         embedder = self.episodic.embedder
         embedded = embedder.embed(texts)
         row_of = {text: i for i, text in enumerate(texts)}
-        for case_id, summary in summaries.items():
-            text = text_of[case_id]
-            self._prepared[case_id] = (summary, embedded[row_of[text]], vector_hash(embedder.model_id, text))
+        model = embedder.model_id
+        return {
+            case_id: (summary, embedded[row_of[text]], vector_hash(model, text))
+            for case_id, summary in summaries.items()
+            for text in (text_of[case_id],)
+        }
 
-    def _summary_and_vector(self, case: NewCase) -> tuple[Summary, Vectors, str]:
+    def _summary_and_vector(self, case: NewCase) -> Prepared:
         if id(case) not in self._prepared:  # known unchanged at first, changed since: embed now
-            self._prepare([case])
+            self._prepared.update(self._prepare([case]))
         return self._prepared[id(case)]
 
     def _apply(self, view: BatchView, case: NewCase, now: datetime, windows: Windows) -> RecordedCase:

@@ -65,6 +65,13 @@ STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 def _fold(text: str) -> str:
     """NFKC, accents removed, case folded: ``José`` and ``JOSE`` are one name."""
+    if text.isascii():  # nothing to normalise or strip (most case text; the general path is slow)
+        return text.lower()
+    return fold_unicode(text)
+
+
+def fold_unicode(text: str) -> str:
+    """:func:`_fold` for any text (per character: a third of the ingest's tokenising time)."""
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return stripped.casefold().replace("\u2019", "'")
