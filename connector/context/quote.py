@@ -35,6 +35,8 @@ def unsafe_chars() -> re.Pattern[str]:
 
 def clean(text: str) -> str:
     """Normalised line breaks, tabs as spaces, no control, format (bidi, zero-width) or surrogate chars."""
+    if text.isprintable():  # no line break, tab, control, format or surrogate char: nothing to do
+        return text
     text = _LINE_BREAKS.sub("\n", text).replace("\t", " ")
     if text.isascii():  # the common case needs no Unicode tables
         return _ASCII_CONTROL.sub("", text)
@@ -49,5 +51,9 @@ def quote(text: str) -> str:
 
 def one_line(value: object, limit: int = 200) -> str:
     """A value flattened to one line of at most ``limit`` characters (ERP names, descriptions)."""
-    text = _SPACES.sub(" ", clean(str(value)).replace("\n", " ")).strip()
+    raw = str(value)
+    if raw.isprintable() and "  " not in raw:  # the common case: nothing to clean or collapse
+        text = raw.strip()
+    else:
+        text = _SPACES.sub(" ", clean(raw).replace("\n", " ")).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
