@@ -29,13 +29,16 @@ EPOCH_START = datetime(2019, 1, 1, tzinfo=UTC)
 
 @dataclass(frozen=True, slots=True)
 class DataSpec:
-    """How much to generate. ``both`` partners carry a customer and a supplier role."""
+    """How much to generate. ``both`` partners carry a customer and a supplier role; ``roleless``
+    partners neither (contacts, prospects: real systems have them, SAP's own mock data only them),
+    by default one per 25 customers."""
 
     customers: int = 50
     suppliers: int = 20
     both: int | None = None
     sales_orders: int = 100
     billing_documents: int | None = None
+    roleless: int | None = None
     now: datetime = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
     seed: int = 0
     time_zone: str = "UTC"  # the SAP system's zone: local dates and times are written in it
@@ -43,6 +46,10 @@ class DataSpec:
     @property
     def both_count(self) -> int:
         return min(self.customers, self.suppliers) // 5 if self.both is None else self.both
+
+    @property
+    def roleless_count(self) -> int:
+        return self.customers // 25 if self.roleless is None else self.roleless
 
     @property
     def billing_count(self) -> int:
@@ -121,6 +128,9 @@ class Generator:
         orders = list(self.data.sales_orders.values())
         for _ in range(spec.billing_count if orders else 0):
             self.billing_document(self._pick(orders))
+        for _ in range(spec.roleless_count):  # drawn last: the data before them stays as it was
+            created = self._moment()
+            self.partner(customer=False, supplier=False, created=created, changed=None)
 
     def partner(
         self,
