@@ -226,3 +226,29 @@ def test_orders_are_never_overdue_and_show_their_amount(memory: Memory, context:
         "status Open"
     )
     assert line == expected
+
+
+def test_builds_on_a_one_connection_pool_do_not_wait_on_each_other(
+    memory: Memory, settings: Settings
+) -> None:
+    """The builder's side reads run on connections of their own; it waits for them holding none,
+    so even a pool of one connection serves several builds at once instead of timing out."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    url = memory.engine.url
+    extra = {"connect_args": {"check_same_thread": False}} if url.get_backend_name() == "sqlite" else {}
+    small = sa.create_engine(
+        url.render_as_string(hide_password=False), pool_size=1, max_overflow=0, pool_timeout=10, **extra
+    )
+    try:
+        tight = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=small)
+        context = stub_context(tight)
+        expected = context.build("ABARTENDE", "Why is INV-004821 open?").text
+        with ThreadPoolExecutor(4) as pool:
+            texts = list(
+                pool.map(lambda _: context.build("ABARTENDE", "Why is INV-004821 open?").text, range(8))
+            )
+        assert texts == [expected] * 8
+        tight.close()
+    finally:
+        small.dispose()
