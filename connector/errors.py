@@ -14,6 +14,8 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     ├── UnknownSessionError         no such working-memory session (connector.working.models)
     ├── FactError                   a learned fact that cannot be stored (connector.facts.models)
     ├── InvalidCaseError            a case or recall argument that cannot be used (connector.episodic.models)
+    ├── InvalidRecallError          a past-conversation recall argument that cannot be used
+    │                               (connector.conversations.models)
     ├── ContextInputError           a build_context argument that cannot be used (connector.context.query)
     ├── UnknownDocumentError        lookup_document found no single document (connector.context.lookup)
     ├── ERPError                    anything an ERP adapter raises

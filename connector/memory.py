@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from connector.background import BackgroundJobs
     from connector.context import ContextBuilder, ContextResult
     from connector.context.lookup import DocumentDetail
+    from connector.conversations import ConversationMemory, TurnHit
     from connector.embeddings import MiniLMEmbedder, OpenAIEmbedder
     from connector.embeddings.base import Embedder
     from connector.episodic import EpisodicMemory
@@ -97,7 +98,7 @@ class Memory:
         background = built.pop("background", None)
         if background is not None:  # first: its jobs use the parts; waiting ones are dropped
             background.close()
-        for name in ("context", "episodic"):
+        for name in ("conversations", "context", "episodic"):
             part = built.pop(name, None)
             if part is not None:
                 part.close()
@@ -151,6 +152,12 @@ class Memory:
 
         return cases_index(self.chroma_client, self.settings.chroma, embedder)
 
+    def _turns_index(self, embedder: Embedder) -> ChromaIndex:
+        from connector.episodic.chroma_index import ChromaIndex
+
+        name = f"{self.settings.chroma.collection_prefix}_turns"
+        return ChromaIndex(self.chroma_client, name, model_id=embedder.model_id, dimension=embedder.dimension)
+
     @cached_property
     def background(self) -> BackgroundJobs:
         """The worker that runs LLM work off the agent's path: summary folds, case rewording."""
@@ -190,6 +197,26 @@ class Memory:
         )
 
     @cached_property
+    def conversations(self) -> ConversationMemory:
+        """Turns of each customer's earlier sessions: indexed in the background, recalled by similarity."""
+        from connector.conversations import ConversationMemory
+
+        return ConversationMemory(
+            self.engine,
+            clock=self.clock,
+            settings=self.settings.conversations,
+            retention=self.settings.retention,
+            embedder=lambda: self.embedder,
+            index=self._turns_index,
+            erasures=self.erasures,
+            default_tenant=self.default_tenant,
+            embedded_chroma_path=None if self.settings.chroma.host else self.settings.chroma_path,
+        )
+
+    def _conversations_on(self) -> ConversationMemory | None:
+        return self.conversations if self.settings.conversations.enabled else None
+
+    @cached_property
     def working(self) -> WorkingMemory:
         from connector.working import WorkingMemory
 
@@ -201,6 +228,7 @@ class Memory:
             erasures=self.erasures,
             default_tenant=self.default_tenant,
             background=self._llm_background(),
+            listener=self._conversations_on(),
         )
 
     @cached_property
@@ -231,6 +259,8 @@ class Memory:
             cases=self.episodic,
             facts=self.facts,
             sessions=self.working,
+            conversations=self._conversations_on(),
+            conversation_hits=self.settings.conversations.context_hits,
         )
 
     def sync_runner(
@@ -301,6 +331,22 @@ class Memory:
             customer_id, query, k=k, tenant=tenant, case_type=case_type, as_of=as_of,
             include_archived=include_archived,
         )  # fmt: skip
+
+    def recall_conversations(
+        self,
+        customer_id: str,
+        query: str,
+        k: int = 3,
+        *,
+        tenant: str | None = None,
+        exclude_session: str | None = None,
+        as_of: datetime | None = None,
+    ) -> list[TurnHit]:
+        """Turns of this customer's earlier sessions like ``query``, each with its neighbouring turns
+        (see ConversationMemory.recall); ``exclude_session`` leaves the current session out."""
+        return self.conversations.recall(
+            customer_id, query, k=k, tenant=tenant, exclude_session=exclude_session, as_of=as_of
+        )
 
     def record_turn(
         self,
@@ -402,6 +448,7 @@ class Memory:
         self.erasures.erase(scope)
         removed: dict[str, int] = {}
         removed.update(self.episodic.forget(scope.customer_id, tenant=scope.tenant))
+        removed.update(self.conversations.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.working.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.facts.forget(scope.customer_id, tenant=scope.tenant))
         scrub_relational(self.engine)

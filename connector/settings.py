@@ -225,6 +225,20 @@ class WorkingMemorySettings(Section):
     fold_in_background: bool = True
 
 
+class ConversationSettings(Section):
+    """Recall of the customer's earlier conversations (turns of past sessions, with neighbours)."""
+
+    enabled: bool = True  # index turns off the agent's path and show hits in build_context
+    before: int = Field(default=2, ge=0, le=20)  # neighbouring turns shown before a hit
+    after: int = Field(default=2, ge=0, le=20)  # and after it
+    context_hits: int = Field(default=2, ge=0, le=20)  # hits build_context shows
+    # Indexed turns fall under the PII window (retention.pii_days) instead of the episodic one.
+    pii: bool = False
+    max_pending: int = Field(default=1000, ge=1)  # sessions waiting to be indexed (beyond: caught up later)
+    # Indexed turns a recall ranks, newest first: bounds the cost for a customer with a long history.
+    max_candidates: int = Field(default=2000, ge=1)
+
+
 MIN_TOKEN_BUDGET = 100  # the smallest budget a context is built in (setting and per call alike)
 
 
@@ -236,7 +250,8 @@ class ContextSettings(Section):
             "open_documents": 0.15,
             "pinned": 0.10,
             "learned_facts": 0.10,
-            "past_cases": 0.20,
+            "past_cases": 0.12,
+            "earlier_conversations": 0.08,
             "summary": 0.10,
             "recent_turns": 0.20,
         }
@@ -305,6 +320,7 @@ class Settings(BaseSettings):
     sync: SyncSettings = Field(default_factory=SyncSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     working: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
+    conversations: ConversationSettings = Field(default_factory=ConversationSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     facts: FactSettings = Field(default_factory=FactSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)

@@ -31,10 +31,14 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No test reads the developer's .env, config file or data directory."""
+    """No test reads the developer's .env, config file or data directory (and past-conversation
+    indexing is off unless a test asks for it)."""
     for key in list(os.environ):
         if key.startswith("CONNECTOR_") and key != "CONNECTOR_TEST_PG_URL":
             monkeypatch.delenv(key, raising=False)
+    # Past-conversation indexing embeds every recorded turn on a background worker; tests of it
+    # turn it on in their settings (tests/conversation_fixtures.py), the others never load a model for it.
+    monkeypatch.setenv("CONNECTOR_CONVERSATIONS__ENABLED", "false")
     monkeypatch.chdir(tmp_path)
     yield
     dispose_engines()

@@ -26,6 +26,7 @@ REFILL_ORDER = (
     "recent_turns",
     "open_documents",
     "past_cases",
+    "earlier_conversations",
     "summary",
     "learned_facts",
     "erp_facts",

@@ -29,7 +29,7 @@ from connector.context.documents import (
 )
 from connector.context.headings import summary_heading, turns_heading
 from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
-from connector.context.ports import CaseRecall, FactReader, SessionView
+from connector.context.ports import CaseRecall, ConversationRecall, FactReader, SessionView
 from connector.context.query import ContextInputError, clean_query
 from connector.context.references import MAX_REFERENCES, parse_references
 from connector.context.render import render
@@ -53,6 +53,7 @@ SECTION_TITLES = {
     "pinned": "Pinned values",
     "learned_facts": "Learned facts",
     "past_cases": "Similar past cases",
+    "earlier_conversations": "From earlier conversations",
     "summary": "Conversation summary",
     "recent_turns": "Recent turns",
 }
@@ -78,9 +79,13 @@ class ContextBuilder:
         cases: CaseRecall,
         facts: FactReader,
         sessions: SessionView,
+        conversations: ConversationRecall | None = None,
+        conversation_hits: int = 2,
     ) -> None:
         """``expected_sync_lag``: ERP data older than this is flagged as stale in the context.
-        ``erp_kinds``: the ERP (``acumatica``, ``sap``) of each configured tenant, by tenant name."""
+        ``erp_kinds``: the ERP (``acumatica``, ``sap``) of each configured tenant, by tenant name.
+        ``conversations``: turns of earlier sessions (none: the section stays out), at most
+        ``conversation_hits`` of them."""
         self.engine = engine
         self.clock = clock
         self.settings = settings
@@ -90,6 +95,8 @@ class ContextBuilder:
         self.cases = cases
         self.facts = facts
         self.sessions = sessions
+        self.conversations = conversations
+        self.conversation_hits = conversation_hits
         # Threads for case recall; the embedder and SQLite release the GIL, so it overlaps the reads.
         self._recall_pool = LazyPool("context-recall")
         self._reads_pool = LazyPool("context-reads")  # relational reads beside the main ones
@@ -161,6 +168,11 @@ class ContextBuilder:
             query_clean.text,
             as_of,
         )
+        earlier = (
+            self._recall_pool.get().submit(self._earlier_turns, scope, query_clean.text, sid, as_of)
+            if customer_memories and self.conversations is not None and self.conversation_hits
+            else None
+        )
         # So do the open-document totals (an aggregate over every open document: the longest read
         # of a party with many), the overdue ranking and the learned facts, each on its own connection.
         reads = self._reads_pool.get()
@@ -212,6 +224,7 @@ class ContextBuilder:
             "pinned": cand.pinned_items(sid or "", state.pinned, query_clean.text) if state else [],
             "learned_facts": cand.fact_items(learned),
             "past_cases": [],
+            "earlier_conversations": [],
             "summary": summary,
             "recent_turns": cand.turn_items(state) if state else [],
         }
@@ -223,10 +236,17 @@ class ContextBuilder:
         hits, recall_warnings, timings["past_cases"] = recall.result()
         timings["past_cases_wait"] = _ms(step)
         warnings.extend(recall_warnings)
+        step = time.perf_counter()
+        turn_hits: list[Any] = []
+        if earlier is not None:
+            turn_hits, earlier_warnings, timings["earlier_conversations"] = earlier.result()
+            warnings.extend(earlier_warnings)
+        timings["earlier_conversations_wait"] = _ms(step)
         warnings.extend(stale)
 
         step = time.perf_counter()
         candidates["past_cases"] = cand.case_items(hits)
+        candidates["earlier_conversations"] = cand.conversation_items(turn_hits)
         documents = {f"document:{scope.tenant}/{d.doc_type}/{d.external_id}": d for d in (*named, *ranked)}
         result = self._fit(
             scope, party_kind, sid, today, erp_as_of, state, candidates, warnings, budget, older_lines,
@@ -317,6 +337,27 @@ class ContextBuilder:
         except (ConnectorError, OSError) as exc:
             log.warning("past cases unavailable for %s/%s: %s", scope.tenant, scope.customer_id, exc)
             return [], [f"similar past cases unavailable: {type(exc).__name__}"], _ms(started)
+        return list(hits), [], _ms(started)
+
+    def _earlier_turns(
+        self, scope: Scope, query: str, sid: str | None, as_of: datetime | None
+    ) -> tuple[list[Any], list[str], float]:
+        """(hits of earlier sessions, warnings, milliseconds); runs in the recall pool. The current
+        session is left out: its turns are the summary and recent turns."""
+        started = time.perf_counter()
+        conversations = self.conversations
+        if conversations is None or not query:
+            return [], [], 0.0
+        try:
+            hits = conversations.recall(
+                scope.customer_id, query, k=self.conversation_hits, tenant=scope.tenant,
+                exclude_session=sid, as_of=as_of,
+            )  # fmt: skip
+        except (ConnectorError, OSError) as exc:
+            log.warning(
+                "earlier conversations unavailable for %s/%s: %s", scope.tenant, scope.customer_id, exc
+            )
+            return [], [f"earlier conversations unavailable: {type(exc).__name__}"], _ms(started)
         return list(hits), [], _ms(started)
 
     def _staleness(

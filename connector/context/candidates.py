@@ -29,6 +29,7 @@ from connector.context.money import amount_text, money, money_text
 from connector.context.money import totals as totals_text
 from connector.context.quote import one_line, quote
 from connector.context.sources import CustomerFacts
+from connector.conversations.models import TurnHit
 from connector.working.models import PinnedValue, SessionState, Turn
 from connector.working.summary import DECISIONS, OTHER
 from connector.working.text import compact_json
@@ -358,6 +359,38 @@ def case_items(hits: Sequence[Any]) -> list[Candidate]:
             Candidate(
                 "past_cases", f"case:{h.case_id}", head, h.summary, rank=rank, order=rank, score=h.score
             )
+        )
+    return items
+
+
+_NEIGHBOUR_CHARS = 600  # a neighbour is context for its hit: long ones are cut so the hit stays in view
+_HIT_CHARS = 2_000
+
+
+def _window_line(turn: Turn, *, hit: bool) -> str:
+    limit = _HIT_CHARS if hit else _NEIGHBOUR_CHARS
+    text = _turn_body(turn)
+    if len(text) > limit:
+        text = text[:limit].rstrip() + " …"
+    mark = ", matched" if hit else ""
+    who = f"tool {turn.tool_name}" if turn.role == "tool" and turn.tool_name else turn.role
+    return f"[turn {turn.seq}, {turn.created_at:%Y-%m-%d %H:%M}, {who}{mark}] {text}"
+
+
+def conversation_items(hits: Sequence[TurnHit]) -> list[Candidate]:
+    """One item per hit of an earlier session: a dated head of ours, then the hit with its
+    neighbours quoted as data (turn texts are the customer's and the agent's words)."""
+    items = []
+    for rank, h in enumerate(hits):
+        t = h.turn
+        head = (
+            f"{t.created_at:%Y-%m-%d} (session {one_line(t.session_id, 64)}, turn {t.seq}, "
+            f"similarity {h.score:.2f}):"
+        )
+        body = "\n".join(_window_line(w, hit=w is t) for w in h.window)
+        source = f"conversation:{t.session_id}#{t.seq}"
+        items.append(
+            Candidate("earlier_conversations", source, head, body, rank=rank, order=rank, score=h.score)
         )
     return items
 

@@ -13,6 +13,7 @@ SECTION_ORDER: tuple[str, ...] = (
     "pinned",
     "learned_facts",
     "past_cases",
+    "earlier_conversations",
     "summary",
     "recent_turns",
 )

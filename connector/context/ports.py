@@ -1,7 +1,8 @@
 """What the context builder calls on its sibling stores: small protocols, so a test hands in a stub.
 
 ``EpisodicMemory`` satisfies :class:`CaseRecall`, ``FactStore`` :class:`FactReader` and
-``WorkingMemory`` :class:`SessionView`; the builder never sees the rest of those stores.
+``WorkingMemory`` :class:`SessionView` and ``ConversationMemory`` :class:`ConversationRecall`; the
+builder never sees the rest of those stores.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Protocol
 
 from sqlalchemy.engine import Connection
 
+from connector.conversations.models import TurnHit
 from connector.episodic.models import CaseHit
 from connector.facts.models import LearnedFact
 from connector.working.models import SessionState
@@ -30,6 +32,21 @@ class CaseRecall(Protocol):
         case_type: str | None = None,
         as_of: datetime | None = None,
     ) -> Sequence[CaseHit]: ...
+
+
+class ConversationRecall(Protocol):
+    """Turns of the customer's earlier sessions like a query (``ConversationMemory.recall``)."""
+
+    def recall(
+        self,
+        customer_id: str,
+        query: str,
+        *,
+        k: int = 3,
+        tenant: str | None = None,
+        exclude_session: str | None = None,
+        as_of: datetime | None = None,
+    ) -> Sequence[TurnHit]: ...
 
 
 class FactReader(Protocol):

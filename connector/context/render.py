@@ -32,6 +32,9 @@ def warnings_block(warnings: Sequence[str]) -> str:
     return "\n## Warnings\n" + "\n".join(f"- {one_line(w, 400)}" for w in warnings) + "\n"
 
 
+EARLIER_CONVERSATIONS = "From earlier conversations"
+
+
 def render(
     *,
     party_kind: str,
@@ -43,8 +46,11 @@ def render(
     warnings: Sequence[str],
     bodies: Mapping[str, str],
 ) -> str:
-    """The whole context; a section without items reads ``(none)``."""
+    """The whole context; a section without items reads ``(none)``, except earlier conversations,
+    which is shown only when it has items (a context without them reads as before)."""
     values = {name: (body if body else EMPTY) for name, body in bodies.items()}
+    earlier = bodies.get("earlier_conversations", "")
+    values["earlier_conversations"] = f"\n\n## {EARLIER_CONVERSATIONS}\n{earlier}" if earlier else ""
     values.update(
         party_kind=party_kind,
         customer_id=one_line(customer_id, 128),

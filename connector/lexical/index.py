@@ -110,6 +110,21 @@ def delete_scope(conn: sa.Connection, scope: Scope) -> int:
     return int(removed or 0)
 
 
+def delete_source_scope(conn: sa.Connection, scope: Scope, source: str) -> None:
+    """Remove every document of one source of one customer (erasure of one kind of text)."""
+    p, d = POSTINGS.c, DOCS.c
+    conn.execute(
+        sa.delete(POSTINGS).where(
+            p.tenant == scope.tenant, p.customer_id == scope.customer_id, p.source == source
+        )
+    )
+    conn.execute(
+        sa.delete(DOCS).where(
+            d.tenant == scope.tenant, d.customer_id == scope.customer_id, d.source == source
+        )
+    )
+
+
 def read(
     conn: sa.Connection, scope: Scope, source: str, terms: Sequence[str]
 ) -> tuple[list[Posting], dict[str, int]]:

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
 CASE_SOURCE = "case"
+TURN_SOURCE = "turn"  # a turn of a past conversation, keyed by its ``conv_turn.id``
 
 
 class LexicalPosting(SQLModel, table=True):

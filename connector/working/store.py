@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -103,6 +103,12 @@ def _info(row: Any) -> SessionInfo:
     )
 
 
+class TurnListener(Protocol):
+    """Told after turns are committed (the past-conversation indexer); must return at once."""
+
+    def turns_recorded(self, session_id: str) -> None: ...
+
+
 class WorkingMemory:
     """Per-session conversation state shared by every worker through the relational store."""
 
@@ -116,9 +122,11 @@ class WorkingMemory:
         erasures: Erasures,
         default_tenant: str,
         background: BackgroundJobs | None = None,
+        listener: TurnListener | None = None,
     ) -> None:
         """``background``: where LLM folds run (``settings.fold_in_background``); without it, or
-        without an LLM, a due fold runs inside ``record_turn``."""
+        without an LLM, a due fold runs inside ``record_turn``. ``listener`` is told of every
+        committed append (it queues the turns' indexing; it never runs it here)."""
         self.engine = engine
         self.clock = clock
         self.settings = settings
@@ -126,6 +134,7 @@ class WorkingMemory:
         self.erasures = erasures
         self.default_tenant = default_tenant
         self.background = background
+        self.listener = listener
 
     # Appending --------------------------------------------------------------------------------
     def record_turn(
@@ -253,6 +262,8 @@ class WorkingMemory:
             Turn(sid, first + i, t.role, content, now, t.tool_name, args, result)
             for i, (t, content, args, result, _) in enumerate(prepared)
         ]
+        if self.listener is not None:
+            self.listener.turns_recorded(sid)
         self._maybe_fold(sid, int(row.last_seq), int(row.summary_upto_seq))
         return stored
 

@@ -1,0 +1,280 @@
+"""Indexing turns off the agent's path: read a session's new turns, embed them, write rows, then vectors.
+
+``record_turn`` only asks for a job (keyed by session, so a burst of turns is one batch); the job
+runs on the part's bounded background worker. One pass over a session:
+
+1. read the turns after the session's ``indexed_upto_seq`` (at most ``BATCH``);
+2. embed the user and assistant turns with text, outside any transaction (tool turns, blank turns
+   and turns already past their retention window are passed over, but still counted as read);
+3. in one transaction: the tombstone check, a compare-and-set of ``indexed_upto_seq`` (a concurrent
+   pass in another process that got there first makes this one change nothing), the ``conv_turn``
+   rows and their lexical postings;
+4. the vectors to Chroma (no vector without a committed row); a failed Chroma write leaves rows that
+   recall skips (their vector is missing) until :func:`repair` re-embeds them;
+5. the tombstone again: a ``forget`` that ran meanwhile may have missed what 3 and 4 wrote, so the
+   pass removes it itself.
+
+Identical texts are distinct turns: every turn has its own row, postings and vector (ids are a
+digest of tenant, session and turn number, so a retried pass writes the same ids).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+
+from connector.conversations.tables import SESSIONS, TURNS
+from connector.episodic.vector_index import HASH_KEY, guarded, vector_hash
+from connector.erasure.disk import purge_chroma_log
+from connector.lexical import index as lexical
+from connector.lexical.index import LexicalDocument
+from connector.lexical.tables import TURN_SOURCE
+from connector.scope import Scope
+from connector.working.tables import WorkSession, WorkTurn
+
+if TYPE_CHECKING:
+    from connector.conversations.memory import ConversationMemory
+
+log = logging.getLogger(__name__)
+
+INDEXED_ROLES = frozenset({"user", "assistant"})
+MAX_INDEXED_CHARS = 8_000  # a pasted megabyte is indexed by its beginning (the embedder truncates too)
+BATCH = 256  # turns per pass; a longer backlog takes several passes
+_CHUNK = 500
+
+work_session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
+work_turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    scope: Scope
+    upto: int
+    turns: list[Any]
+
+
+def turn_id(tenant: str, session_id: str, seq: int) -> str:
+    """The id of an indexed turn (lexical doc id and Chroma id); not the session id itself."""
+    return hashlib.sha256(f"turn\x1f{tenant}\x1f{session_id}\x1f{seq}".encode()).hexdigest()[:32]
+
+
+def _scope_row(scope: Scope) -> dict[str, str]:
+    return {"tenant": scope.tenant, "customer_id": scope.customer_id}
+
+
+def _insert(conn: sa.Connection, table: sa.Table) -> Any:
+    return postgresql.insert(table) if conn.dialect.name == "postgresql" else sqlite.insert(table)
+
+
+def _pending(conv: ConversationMemory, sid: str) -> _Pending | None:
+    with conv.engine.connect() as conn:
+        session = conn.execute(
+            sa.select(work_session_t.c.tenant, work_session_t.c.customer_id, work_session_t.c.last_seq).where(
+                work_session_t.c.session_id == sid
+            )
+        ).one_or_none()
+        if session is None:
+            return None
+        scope = Scope(session.tenant, session.customer_id)
+        if conv.erasures.is_erased(scope, conn):
+            return None
+        upto = conn.execute(
+            sa.select(SESSIONS.c.indexed_upto_seq).where(SESSIONS.c.session_id == sid)
+        ).scalar_one_or_none()
+        upto = int(upto or 0)
+        if int(session.last_seq) <= upto:
+            return _Pending(scope, upto, [])
+        turns = conn.execute(
+            sa.select(work_turn_t.c.seq, work_turn_t.c.role, work_turn_t.c.content, work_turn_t.c.created_at)
+            .where(work_turn_t.c.session_id == sid, work_turn_t.c.seq > upto)
+            .order_by(work_turn_t.c.seq)
+            .limit(BATCH)
+        ).all()
+    return _Pending(scope, upto, list(turns))
+
+
+def indexed_text(role: str, content: str) -> str | None:
+    """What a turn is indexed under, or None for a turn that is not indexed (tool, blank)."""
+    if role not in INDEXED_ROLES or not content.strip():
+        return None
+    return content[:MAX_INDEXED_CHARS]
+
+
+def index_session(conv: ConversationMemory, sid: str) -> int:
+    """Index every turn of session ``sid`` not indexed yet; returns how many turns were indexed."""
+    total = 0
+    while True:
+        pending = _pending(conv, sid)
+        if pending is None or not pending.turns:
+            return total
+        total += _index_batch(conv, sid, pending)
+        if len(pending.turns) < BATCH:
+            return total
+
+
+def _index_batch(conv: ConversationMemory, sid: str, pending: _Pending) -> int:
+    scope = pending.scope
+    cutoff = conv.window_start()
+    chosen = []
+    for t in pending.turns:
+        text = indexed_text(t.role, t.content)
+        if text is not None and t.created_at >= cutoff:
+            chosen.append((t, text))
+    new_upto = int(pending.turns[-1].seq)
+    if not chosen:  # only tool or blank turns: the progress moves, nothing is embedded
+        _commit(conv, sid, pending, new_upto, [], [])
+        return 0
+    embedder = conv.embedder
+    vectors = embedder.embed([text for _, text in chosen])
+    rows = [
+        {
+            "id": turn_id(scope.tenant, sid, int(t.seq)),
+            "tenant": scope.tenant,
+            "customer_id": scope.customer_id,
+            "session_id": sid,
+            "seq": int(t.seq),
+            "occurred_at": t.created_at,
+            "vector_hash": vector_hash(embedder.model_id, text),
+        }
+        for t, text in chosen
+    ]
+    if not _commit(conv, sid, pending, new_upto, rows, [text for _, text in chosen]):
+        return 0
+    ids = [row["id"] for row in rows]
+    metadatas = [{**_scope_row(scope), HASH_KEY: row["vector_hash"]} for row in rows]
+    conv.index.upsert(ids, np.asarray(vectors, dtype=np.float32), metadatas)
+    if conv.erasures.is_erased(scope):  # forget ran meanwhile and may have missed these
+        remove(conv, ids)
+        return 0
+    return len(rows)
+
+
+def _commit(
+    conv: ConversationMemory,
+    sid: str,
+    pending: _Pending,
+    new_upto: int,
+    rows: list[dict[str, Any]],
+    texts: list[str],
+) -> bool:
+    """Step 3: progress, rows and postings in one transaction; False if the customer was erased or
+    another pass indexed these turns first (then nothing is written)."""
+    scope = pending.scope
+    with conv.engine.connect() as conn:
+        transaction = conn.begin()
+        try:
+            if conv.erasures.is_erased(scope, conn):
+                transaction.rollback()
+                return False
+            conn.execute(
+                _insert(conn, SESSIONS)
+                .values(session_id=sid, **_scope_row(scope), indexed_upto_seq=0)
+                .on_conflict_do_nothing()
+            )
+            moved = conn.execute(
+                sa.update(SESSIONS)
+                .where(SESSIONS.c.session_id == sid, SESSIONS.c.indexed_upto_seq == pending.upto)
+                .values(indexed_upto_seq=new_upto)
+            ).rowcount
+            if not moved:
+                transaction.rollback()
+                log.debug("turns of session %s were indexed by another pass", sid)
+                return False
+            if rows:
+                conn.execute(sa.insert(TURNS), rows)
+                documents = [LexicalDocument(scope, r["id"], t) for r, t in zip(rows, texts, strict=True)]
+                lexical.write(conn, TURN_SOURCE, documents)
+            transaction.commit()
+        except IntegrityError:
+            transaction.rollback()
+            log.debug("turns of session %s were indexed by another pass", sid)
+            return False
+        except BaseException:
+            transaction.rollback()
+            raise
+    return True
+
+
+def pending_sessions(conv: ConversationMemory, limit: int | None = None) -> list[str]:
+    """Sessions with turns the indexer has not read yet (least recently updated first)."""
+    progress = sa.func.coalesce(SESSIONS.c.indexed_upto_seq, 0)
+    statement = (
+        sa.select(work_session_t.c.session_id)
+        .select_from(work_session_t.outerjoin(SESSIONS, SESSIONS.c.session_id == work_session_t.c.session_id))
+        .where(work_session_t.c.last_seq > progress)
+        .order_by(work_session_t.c.updated_at, work_session_t.c.session_id)
+    )
+    if limit is not None:
+        statement = statement.limit(limit)
+    with conv.engine.connect() as conn:
+        return list(conn.execute(statement).scalars())
+
+
+def remove(conv: ConversationMemory, ids: Sequence[str]) -> None:
+    """Take indexed turns out of every store: Chroma (and its log), the rows, the postings."""
+    if not ids:
+        return
+    conv.index.delete(list(ids))
+    if conv.embedded_chroma_path is not None:  # its log still holds the vectors and their scope
+        purge_chroma_log(conv.embedded_chroma_path, list(ids))
+    with conv.engine.begin() as conn:
+        for start in range(0, len(ids), _CHUNK):
+            chunk = list(ids[start : start + _CHUNK])
+            conn.execute(sa.delete(TURNS).where(TURNS.c.id.in_(chunk)))
+        lexical.delete(conn, TURN_SOURCE, ids)
+
+
+def repair(conv: ConversationMemory) -> int:
+    """Re-embed indexed turns whose vector is missing or stale in Chroma (a failed vector write).
+
+    Returns how many were written. Reads every indexed turn: an operator's job, not the agent's.
+    """
+    with conv.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(
+                TURNS.c.id, TURNS.c.tenant, TURNS.c.customer_id, TURNS.c.vector_hash,
+                work_turn_t.c.role, work_turn_t.c.content,
+            ).join(
+                work_turn_t,
+                sa.and_(work_turn_t.c.session_id == TURNS.c.session_id, work_turn_t.c.seq == TURNS.c.seq),
+            )
+        ).all()  # fmt: skip
+    fixed = 0
+    for start in range(0, len(rows), _CHUNK):
+        chunk = rows[start : start + _CHUNK]
+        found = conv.index.stored([r.id for r in chunk])
+        broken = []
+        for r in chunk:
+            ok = (
+                guarded({r.id: found[r.id]}, Scope(r.tenant, r.customer_id), {r.id: r.vector_hash})
+                if r.id in found
+                else {}
+            )
+            if not ok:
+                broken.append(r)
+        texts = [indexed_text(r.role, r.content) or "" for r in broken]
+        if not broken:
+            continue
+        vectors = conv.embedder.embed(texts)
+        conv.index.upsert(
+            [r.id for r in broken],
+            np.asarray(vectors, dtype=np.float32),
+            [
+                {
+                    "tenant": r.tenant,
+                    "customer_id": r.customer_id,
+                    HASH_KEY: vector_hash(conv.embedder.model_id, t),
+                }
+                for r, t in zip(broken, texts, strict=True)
+            ],
+        )
+        fixed += len(broken)
+    return fixed

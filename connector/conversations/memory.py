@@ -1,0 +1,182 @@
+"""Past conversations as episodic memory: the turns of a customer's earlier sessions, recallable.
+
+Working memory tells this part when turns were recorded (:meth:`ConversationMemory.turns_recorded`);
+the part indexes them on its own bounded background worker (:mod:`connector.conversations.indexer`),
+so ``record_turn`` never waits on the embedder. A turn is recallable once its pass has run: on an
+idle worker a few milliseconds after ``record_turn`` returns; :meth:`flush` waits for the worker and
+then indexes whatever is still pending (a job dropped for a full backlog, or sessions written by
+another process), so after it returns every turn recorded before is indexed. Recall
+(:mod:`connector.conversations.recall`) is scoped like case recall. Retention windows apply to
+indexed turns as to cases; ``forget`` removes rows, postings and vectors.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from connector.background import BackgroundJobs
+from connector.clock import Clock
+from connector.conversations import indexer
+from connector.conversations import recall as recall_module
+from connector.conversations.models import ConversationRetention, IndexReport, TurnHit
+from connector.conversations.tables import SESSIONS, TURNS
+from connector.embeddings.base import Embedder
+from connector.episodic.fusion import Fusion
+from connector.episodic.vector_index import VectorIndex
+from connector.episodic.windows import Windows
+from connector.erasure import Erasures
+from connector.lexical import index as lexical
+from connector.lexical.tables import TURN_SOURCE
+from connector.scope import Scope, tenant_or_default
+from connector.settings import ConversationSettings, RetentionSettings
+from connector.threads import LazyPool
+
+
+class ConversationMemory:
+    """Index and recall the turns of each customer's earlier sessions."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Clock,
+        settings: ConversationSettings,
+        retention: RetentionSettings,
+        embedder: Callable[[], Embedder],
+        index: Callable[[Embedder], VectorIndex],
+        erasures: Erasures,
+        default_tenant: str,
+        embedded_chroma_path: Path | None = None,
+        fusion: Fusion | None = None,
+    ) -> None:
+        """``embedder`` and ``index`` are factories called on first use (``index`` makes the turns'
+        vector collection, e.g. Chroma's ``<prefix>_turns``). ``embedded_chroma_path``: the embedded
+        Chroma whose log erasure purges (None for a server). ``fusion``: as case recall's default."""
+        self.engine = engine
+        self.clock = clock
+        self.settings = settings
+        self.retention = retention
+        self.erasures = erasures
+        self.default_tenant = default_tenant
+        self.embedded_chroma_path = embedded_chroma_path
+        self.fusion = fusion or Fusion()
+        self._make_embedder = embedder
+        self._make_index = index
+        self._embedder: Embedder | None = None
+        self._index: VectorIndex | None = None
+        self._lock = threading.Lock()
+        self.background = BackgroundJobs("turn-index", max_pending=settings.max_pending)
+        self.query_pool = LazyPool("conversation-query")
+
+    def close(self) -> None:
+        """Stop the indexing worker (after the pass in hand) and the query threads."""
+        self.background.close()
+        self.query_pool.shutdown()
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            with self._lock:
+                if self._embedder is None:
+                    self._embedder = self._make_embedder()
+        return self._embedder
+
+    @property
+    def index(self) -> VectorIndex:
+        if self._index is None:
+            embedder = self.embedder
+            with self._lock:
+                if self._index is None:
+                    self._index = self._make_index(embedder)
+        return self._index
+
+    def window_start(self) -> datetime:
+        """Turns dated before this are past retention: not indexed, not recalled, not shown."""
+        windows = Windows.at(self.clock.now(), self.retention)
+        return windows.pii_before if self.settings.pii else windows.archive_before
+
+    # Indexing ------------------------------------------------------------------------------------
+    def turns_recorded(self, session_id: str) -> None:
+        """Ask for the session's new turns to be indexed; returns at once (working memory's hook)."""
+        self.background.submit(("index", session_id), lambda: indexer.index_session(self, session_id))
+
+    def index_session(self, session_id: str) -> int:
+        """Index the session's turns not indexed yet, now, on the caller's thread."""
+        return indexer.index_session(self, session_id)
+
+    def index_pending(self, *, limit: int | None = None) -> IndexReport:
+        """Index every session with turns not indexed yet (catch-up; also what :meth:`flush` runs)."""
+        sessions = indexer.pending_sessions(self, limit)
+        turns = sum(indexer.index_session(self, sid) for sid in sessions)
+        return IndexReport(turns=turns, sessions=len(sessions))
+
+    def flush(self, timeout: float = 60.0) -> IndexReport:
+        """Wait (up to ``timeout`` seconds) for the worker, then index whatever is still pending:
+        afterwards every turn recorded before the call is indexed (tests, scripts, shutdown)."""
+        self.background.wait(timeout)
+        return self.index_pending()
+
+    def repair(self) -> int:
+        """Re-embed indexed turns whose Chroma vector is missing or stale; returns how many."""
+        return indexer.repair(self)
+
+    # Reading -------------------------------------------------------------------------------------
+    def recall(
+        self,
+        customer_id: str,
+        query: str,
+        *,
+        k: int = 3,
+        tenant: str | None = None,
+        exclude_session: str | None = None,
+        as_of: datetime | None = None,
+    ) -> list[TurnHit]:
+        """Up to ``k`` turns of this customer's earlier sessions like ``query``, each with its
+        neighbours (``conversations.before`` / ``after``) from its own session.
+
+        ``exclude_session``: the current session, whose turns the context already shows (as its
+        summary and recent turns). A blank, punctuation-only or stop-word-only query never raises:
+        it finds nothing, or what its embedding finds; query text is never search syntax.
+        """
+        scope = Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
+        return recall_module.recall(self, scope, query, k=k, exclude_session=exclude_session, as_of=as_of)
+
+    # Upkeep --------------------------------------------------------------------------------------
+    def apply_retention(self) -> ConversationRetention:
+        """Take indexed turns past their window out of the index (rows, postings, vectors); the turns
+        themselves stay in working memory."""
+        with self.engine.connect() as conn:
+            ids = list(
+                conn.execute(sa.select(TURNS.c.id).where(TURNS.c.occurred_at < self.window_start())).scalars()
+            )
+        indexer.remove(self, ids)
+        return ConversationRetention(removed=len(ids))
+
+    def forget(self, customer_id: str, *, tenant: str) -> dict[str, int]:
+        """Erase the customer's indexed turns everywhere: Chroma (and its log), rows, postings, progress."""
+        scope = Scope.of(tenant, customer_id)
+        in_scope = sa.and_(TURNS.c.tenant == scope.tenant, TURNS.c.customer_id == scope.customer_id)
+        with self.engine.connect() as conn:
+            ids = list(conn.execute(sa.select(TURNS.c.id).where(in_scope)).scalars())
+        indexer.remove(self, ids)
+        with self.engine.begin() as conn:
+            conn.execute(sa.delete(TURNS).where(in_scope))  # rows a concurrent pass added meanwhile
+            conn.execute(
+                sa.delete(SESSIONS).where(
+                    SESSIONS.c.tenant == scope.tenant, SESSIONS.c.customer_id == scope.customer_id
+                )
+            )
+            lexical.delete_source_scope(conn, scope, TURN_SOURCE)
+        return {"conversation_turns": len(ids)}
+
+    def stats(self) -> dict[str, int]:
+        with self.engine.connect() as conn:
+            turns = conn.execute(sa.select(sa.func.count()).select_from(TURNS)).scalar_one()
+            sessions = conn.execute(sa.select(sa.func.count()).select_from(SESSIONS)).scalar_one()
+        return {"indexed_turns": int(turns), "indexed_sessions": int(sessions)}

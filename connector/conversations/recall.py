@@ -1,0 +1,178 @@
+"""Recalling turns of a customer's earlier sessions by the same hybrid ranking as past cases.
+
+Scope first: the candidates are the customer's indexed turns (tenant, customer; inside the retention
+window; not of ``exclude_session``), read from ``conv_turn``. Their vectors come from Chroma by id,
+checked against their rows (:func:`~connector.episodic.vector_index.guarded`); their BM25 scores come
+from the scoped lexical index over those candidates only; :func:`~connector.episodic.fusion.fuse`
+ranks them as it ranks cases. Each hit then gets its ``before``/``after`` neighbours from its own
+session (read with the session's scope as a second guard). A hit already inside a better hit's
+window is not repeated: that window shows it. The query is embedded only when the customer has
+indexed turns, beside the Chroma and lexical reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from connector.conversations.models import InvalidRecallError, TurnHit
+from connector.conversations.tables import TURNS
+from connector.embeddings.base import Embedder, Vectors
+from connector.episodic.fusion import Fused, fuse
+from connector.episodic.ranking import score_threshold
+from connector.episodic.vector_index import guarded
+from connector.lexical import index as lexical
+from connector.lexical.tables import TURN_SOURCE
+from connector.lexical.tokens import MAX_QUERY_CHARS, query_terms
+from connector.scope import Scope
+from connector.working.models import Turn
+from connector.working.tables import WorkSession, WorkTurn
+
+if TYPE_CHECKING:
+    from connector.conversations.memory import ConversationMemory
+
+MAX_K = 50
+_END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
+_session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
+_turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
+
+_CANDIDATES = {
+    excluding: sa.select(TURNS.c.id, TURNS.c.session_id, TURNS.c.seq, TURNS.c.vector_hash)
+    .where(
+        TURNS.c.tenant == sa.bindparam("tenant"),
+        TURNS.c.customer_id == sa.bindparam("customer_id"),
+        TURNS.c.occurred_at >= sa.bindparam("after"),
+        TURNS.c.occurred_at <= sa.bindparam("as_of"),
+        *([TURNS.c.session_id != sa.bindparam("exclude")] if excluding else []),
+    )
+    .order_by(TURNS.c.occurred_at.desc(), TURNS.c.id)
+    .limit(sa.bindparam("limit"))
+    for excluding in (False, True)
+}
+
+
+def recall(
+    conv: ConversationMemory,
+    scope: Scope,
+    query: object,
+    *,
+    k: int,
+    exclude_session: str | None,
+    as_of: datetime | None,
+) -> list[TurnHit]:
+    if not isinstance(query, str):
+        raise InvalidRecallError(f"query must be text, got {type(query).__name__}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidRecallError(f"k must be an integer between 1 and {MAX_K}, got {k!r}")
+    text = query[:MAX_QUERY_CHARS]
+    if not text.strip():
+        return []
+    settings = conv.settings
+    cutoff = conv.window_start()
+    params: dict[str, Any] = {
+        "tenant": scope.tenant,
+        "customer_id": scope.customer_id,
+        "after": cutoff,
+        "as_of": as_of or _END_OF_TIME,
+        "exclude": exclude_session,
+        "limit": settings.max_candidates,
+    }
+    with conv.engine.connect() as conn:
+        rows = conn.execute(_CANDIDATES[exclude_session is not None], params).all()
+        if not rows:
+            return []
+        embedder = conv.embedder
+        query_vector = conv.query_pool.get().submit(_embed_one, embedder, text)
+        found = conv.index.stored([r.id for r in rows])
+        vectors = guarded(found, scope, {r.id: r.vector_hash for r in rows})
+        rows = [r for r in rows if r.id in vectors]
+        if not rows:
+            query_vector.cancel()
+            return []
+        matrix = np.vstack([vectors[r.id] for r in rows])
+        scored = lexical.search(conn, scope, TURN_SOURCE, query_terms(text), (r.id for r in rows))
+        window = settings.before + settings.after + 1
+        ranked = fuse(
+            query_vector.result(), matrix, [scored.get(r.id) for r in rows], [()] * len(rows), set(),
+            k=min(len(rows), k * window), threshold=score_threshold(embedder.model_id), fusion=conv.fusion,
+        )  # fmt: skip
+        chosen = _without_repeats([(rows[f.index], f) for f in ranked], k, settings.before, settings.after)
+        turns = _read_turns(conn, scope, chosen, cutoff)
+    hits = []
+    for row, fused, before, after in chosen:
+        own = turns.get((row.session_id, row.seq))
+        if own is None:  # erased or past retention meanwhile
+            continue
+        hits.append(
+            TurnHit(
+                turn_id=row.id,
+                turn=own,
+                score=round(fused.dense, 4),
+                lexical_score=round(fused.lexical, 4),
+                fused_score=round(fused.fused, 6),
+                matched_terms=fused.matched_terms,
+                before=tuple(turns[(row.session_id, s)] for s in before if (row.session_id, s) in turns),
+                after=tuple(turns[(row.session_id, s)] for s in after if (row.session_id, s) in turns),
+            )
+        )
+    return hits
+
+
+def _embed_one(embedder: Embedder, text: str) -> Vectors:
+    vector: Vectors = embedder.embed([text])[0]
+    return vector
+
+
+Chosen = tuple[Any, Fused, list[int], list[int]]
+
+
+def _without_repeats(ranked: Sequence[tuple[Any, Fused]], k: int, before: int, after: int) -> list[Chosen]:
+    """The top ``k`` hits, each with the neighbour turn numbers no better hit already shows."""
+    shown: dict[str, set[int]] = {}
+    chosen: list[Chosen] = []
+    for row, fused in ranked:
+        seen = shown.setdefault(row.session_id, set())
+        if row.seq in seen:
+            continue
+        lower = [s for s in range(max(1, row.seq - before), row.seq) if s not in seen]
+        upper = [s for s in range(row.seq + 1, row.seq + after + 1) if s not in seen]
+        seen.update((*lower, row.seq, *upper))
+        chosen.append((row, fused, lower, upper))
+        if len(chosen) == k:
+            break
+    return chosen
+
+
+def _read_turns(
+    conn: sa.Connection, scope: Scope, chosen: Sequence[Chosen], cutoff: datetime
+) -> dict[tuple[str, int], Turn]:
+    """The hits' turns and their neighbours, each from its own session of this scope."""
+    if not chosen:
+        return {}
+    spans = [
+        sa.and_(
+            _turn_t.c.session_id == row.session_id,
+            _turn_t.c.seq.between(min([row.seq, *lower]), max([row.seq, *upper])),
+        )
+        for row, _, lower, upper in chosen
+    ]
+    statement = (
+        sa.select(_turn_t)
+        .join(_session_t, _session_t.c.session_id == _turn_t.c.session_id)
+        .where(
+            _session_t.c.tenant == scope.tenant,
+            _session_t.c.customer_id == scope.customer_id,
+            _turn_t.c.created_at >= cutoff,
+            sa.or_(*spans),
+        )
+    )
+    found = {}
+    for r in conn.execute(statement):
+        found[(r.session_id, int(r.seq))] = Turn(
+            r.session_id, int(r.seq), r.role, r.content, r.created_at, r.tool_name, r.tool_args, r.tool_result
+        )
+    return found
