@@ -437,3 +437,43 @@ def test_a_context_without_earlier_conversations_reads_as_before(conv_memory: Me
     ctx = conv_memory.build_context("ABARTENDE", "Where do our deliveries go?")
     assert ctx.section("earlier_conversations").items == ()
     assert "From earlier conversations" not in ctx.text
+
+
+# MCP and the command line -------------------------------------------------------------------------
+
+
+def test_mcp_get_context_and_recall_conversations_show_earlier_sessions(
+    conv_memory: Memory, clock: FrozenClock
+) -> None:
+    from connector.mcp_server.guard import ServedScope
+    from connector.mcp_server.tools import MemoryTools
+
+    seed_erp(conv_memory)
+    say(conv_memory, "s-march", "ABARTENDE", MARCH_CALL, clock)
+    say(conv_memory, "s-now", "ABARTENDE", ["Is the Tacoma warehouse our address?"], clock)
+    conv_memory.conversations.flush(FLUSH_S)
+    tools = MemoryTools(conv_memory, ServedScope.from_settings(conv_memory.settings))
+
+    got = tools.get_context("ABARTENDE", "Where do our deliveries go?", session_id="s-now")
+    recalled = tools.recall_conversations("ABARTENDE", "Tacoma warehouse", session_id="s-now", k=2)
+
+    assert "## From earlier conversations" in got.content[0].text  # type: ignore[union-attr]
+    shown = recalled.content[0].text  # type: ignore[union-attr]
+    assert "session s-march" in shown and "s-now" not in shown
+    assert "> [turn 3, user" in shown and "Tacoma warehouse" in shown
+
+
+def test_maintenance_index_turns_catches_up_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from connector.cli import main
+    from connector.settings import load_settings
+
+    clock = FrozenClock(datetime.now(UTC))  # the command runs on the real clock: turns inside retention
+    with Memory(load_settings(), llm=None, clock=clock) as memory:  # indexing off in this process
+        say(memory, "s-march", "ABARTENDE", MARCH_CALL, clock)
+
+    assert main(["maintenance", "index-turns"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"turns": len(MARCH_CALL), "sessions": 1}
+    assert main(["maintenance", "retention"]) == 0
+    assert json.loads(capsys.readouterr().out)["conversation_turns_removed"] == 0

@@ -32,7 +32,16 @@ from connector.settings import Settings
 __all__ = ["rig_factory"]  # the fixture, re-used from the sync fault tests
 
 TOKEN = "test-token-0123456789abcdef"
-TOOLS = {"get_context", "recall_cases", "lookup_document", "record_turn", "pin", "record_case", "learn"}
+TOOLS = {
+    "get_context",
+    "recall_cases",
+    "recall_conversations",
+    "lookup_document",
+    "record_turn",
+    "pin",
+    "record_case",
+    "learn",
+}
 
 
 def synced(rig_factory: Callable[..., Rig]) -> Rig:

@@ -7,6 +7,7 @@ print its report as JSON.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from connector.commands._common import memory_from_settings, to_json
@@ -16,8 +17,13 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("maintenance", help="retention, consolidation and decay of memories")
     jobs = parser.add_subparsers(dest="job", metavar="JOB", required=True)
     jobs.add_parser(
-        "retention", help="archive episodic entries past the retention window; delete expired PII entries"
+        "retention",
+        help="archive episodic entries past the retention window; delete expired PII entries; "
+        "take conversation turns past their window out of the index",
     ).set_defaults(handler=_retention)
+    jobs.add_parser(
+        "index-turns", help="index conversation turns still waiting (normally indexed in the background)"
+    ).set_defaults(handler=_index_turns)
     jobs.add_parser(
         "consolidate", help="learn facts from unconsolidated sessions (needs an LLM; otherwise does nothing)"
     ).set_defaults(handler=_consolidate)
@@ -27,7 +33,16 @@ def register(sub: Any) -> None:
 
 
 def _retention(args: argparse.Namespace) -> int:
-    print(to_json(memory_from_settings().episodic.apply_retention()))
+    with memory_from_settings() as memory:
+        report = dataclasses.asdict(memory.episodic.apply_retention())
+        report["conversation_turns_removed"] = memory.conversations.apply_retention().removed
+    print(to_json(report))
+    return 0
+
+
+def _index_turns(args: argparse.Namespace) -> int:
+    with memory_from_settings() as memory:
+        print(to_json(memory.conversations.index_pending()))
     return 0
 
 

@@ -50,6 +50,8 @@ class Deployment(Protocol):
     def episodic(self) -> Retention: ...
     @property
     def facts(self) -> FactUpkeep: ...
+    @property
+    def conversations(self) -> Retention: ...
     def sync_runner(
         self, *, reporter: Reporter | None = None, stop: StopFlag | None = None, pause_gc: bool = False
     ) -> SyncRunner: ...
@@ -90,6 +92,11 @@ def maintenance_job(name: str, action: Callable[[], Any]) -> Callable[[], None]:
     return run
 
 
+def _retention(memory: Deployment) -> tuple[object, object]:
+    """Retention of cases, then of indexed conversation turns (one window setting, one job)."""
+    return memory.episodic.apply_retention(), memory.conversations.apply_retention()
+
+
 def add_jobs(
     scheduler: BaseScheduler,
     memory: Deployment,
@@ -113,7 +120,7 @@ def add_jobs(
             **JOB_DEFAULTS,
         )
     maintenance = (
-        ("retention", lambda: memory.episodic.apply_retention(), settings.retention.retention_interval_hours),
+        ("retention", lambda: _retention(memory), settings.retention.retention_interval_hours),
         ("consolidate", lambda: memory.facts.consolidate(), settings.facts.consolidate_interval_hours),
         ("decay", lambda: memory.facts.decay(), 24.0),
     )
