@@ -6,7 +6,11 @@ about 40% open) bulk-upserted through the sync's own upsert, K episodic entries 
 (relational rows with their vector hash + the random unit vectors in embedded Chroma; the
 query is embedded for real by the offline MiniLM, so recall runs its real code path), two learned
 facts for every tenth customer, fresh sync state, and sessions of 10 to 500 turns appended through
-``record_turns`` (tool calls with invoice totals every few turns, deterministic folds).
+``record_turns`` (tool calls with invoice totals every few turns, deterministic folds). Each customer
+with a measured session also gets ``--earlier-sessions`` earlier sessions of ``--earlier-turns`` turns
+(indexed by the past-conversation indexer, flushed before measuring), so the "From earlier
+conversations" section is on; ``--conversations both`` (default) measures the builds with the section
+off, then on, in the same run (``off`` / ``on`` measure one).
 
 Measures ``build_context`` end to end on SQLite with the default 3,000-token budget: p50/p95 and a
 per-section breakdown (ERP reads, working memory, learned facts, past cases incl. query embedding,
@@ -40,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from connector.clock import FrozenClock  # noqa: E402
+from connector.context import ContextBuilder  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
 from connector.db.models import SyncState  # noqa: E402
@@ -52,7 +57,7 @@ from connector.erp.records import Contact, DocumentRecord, PartyRecord  # noqa: 
 from connector.facts.scope import FactScope  # noqa: E402
 from connector.facts.store import EXPLICIT_CATEGORY, FactInput, store_fact  # noqa: E402
 from connector.memory import Memory  # noqa: E402
-from connector.settings import ChromaSettings, Settings  # noqa: E402
+from connector.settings import ChromaSettings, ConversationSettings, Settings  # noqa: E402
 from connector.tokens import count_tokens  # noqa: E402
 from connector.working import NewTurn  # noqa: E402
 
@@ -72,7 +77,18 @@ WORDS = [
 BIG = "BIG-CUSTOMER"  # a customer with 1,000 open invoices; every fifth build names one of them
 BIG_OPEN = 1000
 SPELLINGS = ("INV-{n:06d}", "inv {n}", "#{n:06d}", "invoice {n}", "{n:06d}")
-SECTIONS = ("erp", "working", "learned_facts", "candidates", "past_cases", "past_cases_wait", "budget_render")
+SECTIONS = (
+    "erp", "working", "learned_facts", "candidates", "past_cases", "past_cases_wait", "earlier_conversations",
+    "earlier_conversations_wait", "budget_render",
+)  # fmt: skip
+EARLIER_LINES = [
+    "I was charged twice for invoice {doc} last month, {amount} USD both times.",
+    "The order {so} has not shipped yet; when will it arrive?",
+    "Please confirm the credit memo for the disputed {amount} USD.",
+    "Our payment terms are 30 days; why is {doc} shown as overdue?",
+    "The unit price on {doc} should be {amount}, not what you billed.",
+    "Deliveries now go to our new warehouse in Tacoma.",
+]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -279,6 +295,50 @@ def load_sessions(
     return sessions
 
 
+def load_earlier_sessions(
+    memory: Memory, customers: list[str], per_customer: int, turns: int, rng: random.Random
+) -> int:
+    """Earlier sessions of each customer (the hook other benchmarks reuse): user lines that resemble
+    the queries, assistant replies of filler words, days before NOW; then the index is flushed so
+    every build sees them. Returns the number of turns."""
+    clock = memory.clock
+    assert isinstance(clock, FrozenClock)
+    now = clock.now()
+    total = 0
+    for customer in sorted(set(customers)):
+        for k in range(per_customer):
+            clock.advance(now - timedelta(days=1 + 7 * k) - clock.now())
+            sid = f"earlier-{customer}-{k}"
+            batch = []
+            for n in range(turns):
+                if n % 2 == 0:
+                    text = rng.choice(EARLIER_LINES).format(
+                        doc=f"AR{rng.randrange(10**6):06d}", so=f"SO-{rng.randrange(10**6):06d}",
+                        amount=f"{rng.randrange(100, 20000)}.{rng.randrange(100):02d}",
+                    )  # fmt: skip
+                    batch.append(NewTurn("user", text))
+                else:
+                    batch.append(NewTurn("assistant", " ".join(rng.choice(WORDS) for _ in range(25))))
+            memory.working.record_turns(sid, customer, batch, tenant=TENANT)
+            total += turns
+    clock.advance(now - clock.now())
+    started = time.perf_counter()
+    report = memory.conversations.flush(timeout=3600)
+    took = time.perf_counter() - started
+    log(f"  earlier turns: {total:,} ({report.turns:,} caught up by the flush, flushed in {took:.1f} s)")
+    return total
+
+
+def without_conversations(memory: Memory) -> ContextBuilder:
+    """The same context builder with the earlier-conversations section off (the "off" pass)."""
+    c = memory.context
+    return ContextBuilder(
+        c.engine, clock=c.clock, settings=c.settings, expected_sync_lag=c.expected_sync_lag,
+        default_tenant=c.default_tenant, erp_kinds=c.erp_kinds, cases=c.cases, facts=c.facts,
+        sessions=c.sessions,
+    )  # fmt: skip
+
+
 def existing_sessions(memory: Memory) -> list[dict[str, Any]]:
     """The sessions of a store loaded by an earlier run (``--reuse``)."""
     from connector.working.store import session_t
@@ -295,17 +355,18 @@ def existing_sessions(memory: Memory) -> list[dict[str, Any]]:
 
 
 # Measuring ------------------------------------------------------------------------------------------------
-def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget: int) -> dict[str, Any]:
+def measure(
+    memory: Memory, sessions: list[dict[str, Any]], builds: int, budget: int, context: ContextBuilder
+) -> dict[str, Any]:
     pins = {s["id"]: memory.working.state(s["id"]).pinned for s in sessions}
+    build = context.build
     for s in sessions[:10]:  # warm-up: tokenizer, embedder, Chroma segments, statement caches
-        memory.build_context(
-            s["customer"], QUERIES[0], session_id=s["id"], tenant=TENANT, token_budget=budget
-        )
+        build(s["customer"], QUERIES[0], session_id=s["id"], tenant=TENANT, token_budget=budget)
     totals: list[float] = []
     cpu: list[float] = []
     sections: dict[str, list[float]] = defaultdict(list)
     by_length: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    over = pinned_ok = named_builds = named_found = 0
+    over = pinned_ok = named_builds = named_found = with_earlier = 0
     pinned_counts: list[int] = []
     has_big = _has_party(memory, BIG)
     pick = random.Random(11)
@@ -314,7 +375,7 @@ def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget:
             n = pick.randrange(BIG_OPEN)
             query = f"Why is {SPELLINGS[i % len(SPELLINGS)].format(n=n)} still open?"
             t0, c0 = time.perf_counter(), time.process_time()
-            result = memory.build_context(BIG, query, tenant=TENANT, token_budget=budget)
+            result = build(BIG, query, tenant=TENANT, token_budget=budget)
             totals.append((time.perf_counter() - t0) * 1000)
             cpu.append((time.process_time() - c0) * 1000)
             for name in SECTIONS:
@@ -327,7 +388,7 @@ def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget:
             continue
         s = sessions[i % len(sessions)]
         t0, c0 = time.perf_counter(), time.process_time()
-        result = memory.build_context(
+        result = build(
             s["customer"], QUERIES[i % len(QUERIES)], session_id=s["id"], tenant=TENANT, token_budget=budget
         )
         totals.append((time.perf_counter() - t0) * 1000)
@@ -335,6 +396,7 @@ def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget:
         for name in SECTIONS:
             sections[name].append(result.timings_ms.get(name, 0.0))
         over += result.token_count > budget
+        with_earlier += bool(result.section("earlier_conversations").items)
         # Every value pinned in the session's state (explicit and extracted) must be in the context.
         shown = {item.source for item in result.section("pinned").items}
         pinned_ok += all(p.value in result.text for p in pins[s["id"]]) and all(
@@ -352,6 +414,7 @@ def measure(memory: Memory, sessions: list[dict[str, Any]], builds: int, budget:
         "cpu_p50_ms": round(pct(cpu, 50), 2),
         "cpu_p95_ms": round(pct(cpu, 95), 2),
         "over_budget_contexts": over,
+        "earlier_conversations_ratio": round(with_earlier / max(1, builds - named_builds), 4),
         "pinned_present_ratio": round(pinned_ok / max(1, builds - named_builds), 4),
         "named_document_builds": named_builds,
         "named_document_found_ratio": round(named_found / named_builds, 4) if named_builds else None,
@@ -411,6 +474,9 @@ def main() -> int:
     parser.add_argument("--sessions-per-length", type=int, default=5)
     parser.add_argument("--builds", type=int, default=600)
     parser.add_argument("--budget", type=int, default=3000)
+    parser.add_argument("--earlier-sessions", type=int, default=5, help="per customer with a session")
+    parser.add_argument("--earlier-turns", type=int, default=20, help="turns of each earlier session")
+    parser.add_argument("--conversations", choices=("both", "on", "off"), default="both")
     parser.add_argument("--workdir", type=Path, help="keep the store here (default: a temp dir, removed)")
     parser.add_argument("--reuse", action="store_true", help="measure the store already in --workdir")
     parser.add_argument(
@@ -423,7 +489,11 @@ def main() -> int:
     rng = random.Random(7)
     with tempfile.TemporaryDirectory(prefix="bench_context_") as tmp:
         workdir = args.workdir or Path(tmp)
-        settings = Settings(data_dir=workdir / "data", chroma=ChromaSettings(path=workdir / "chroma"))
+        settings = Settings(
+            data_dir=workdir / "data",
+            chroma=ChromaSettings(path=workdir / "chroma"),
+            conversations=ConversationSettings(enabled=True),  # the off pass builds without them
+        )
         engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
         upgrade_to_head(engine)
         memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
@@ -438,14 +508,29 @@ def main() -> int:
             load_facts(memory, args.customers)
             log("recording sessions ...")
             sessions = load_sessions(memory, args.customers, lengths, args.sessions_per_length, rng)
+            if args.earlier_sessions and args.earlier_turns:
+                log("recording earlier sessions ...")
+                owners = [s["customer"] for s in sessions] + [BIG]
+                load_earlier_sessions(memory, owners, args.earlier_sessions, args.earlier_turns, rng)
+        memory.conversations.flush(timeout=3600)
         load_s = time.perf_counter() - started
         log(f"measuring {args.builds} builds ...")
-        figures = measure(memory, sessions, args.builds, args.budget)
+        off = None
+        if args.conversations in ("both", "off"):
+            log("  with earlier conversations off ...")
+            off = measure(memory, sessions, args.builds, args.budget, without_conversations(memory))
+        figures = off
+        if args.conversations in ("both", "on"):
+            log("  with earlier conversations on ...")
+            figures = measure(memory, sessions, args.builds, args.budget, memory.context)
+        assert figures is not None
+        on_context = memory.context if args.conversations != "off" else without_conversations(memory)
         no_spin = None
         if not args.no_spin_compare:
             log("measuring again with onnxruntime spin-waiting off ...")
             without_ort_spinning(memory)
-            no_spin = measure(memory, sessions, args.builds, args.budget)
+            no_spin = measure(memory, sessions, args.builds, args.budget, on_context)
+        memory.close()
     print(f"build_context, offline mode, SQLite + embedded Chroma, budget {args.budget} tokens")
     print(
         f"store: {args.customers:,} customers, {args.documents:,} documents, {args.cases:,} cases, "
@@ -464,6 +549,16 @@ def main() -> int:
             f"full history {v['full_history_tokens_p50']:>7}"
         )
     print(f"over budget: {figures['over_budget_contexts']}; pinned: {figures['pinned_present_ratio']:.2%}")
+    shown = figures["earlier_conversations_ratio"]
+    print(
+        f"earlier conversations ({args.conversations}): shown in {shown:.2%} of session builds "
+        f"({args.earlier_sessions} earlier sessions of {args.earlier_turns} turns per customer)"
+    )
+    if off is not None and off is not figures:
+        print(
+            f"with earlier conversations off: p50 {off['p50_ms']} ms, p95 {off['p95_ms']} ms "
+            f"(CPU p50 {off['cpu_p50_ms']} ms); on/off p95 {figures['p95_ms'] / off['p95_ms']:.2f}x"
+        )
     if figures["named_document_builds"]:
         print(
             f"named document of a {BIG_OPEN:,}-open-document customer found in "
@@ -496,6 +591,10 @@ def main() -> int:
         "session_lengths": lengths,
         "recall": "real (MiniLM query embedding, the scope's vectors read from Chroma by id)",
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "conversations": args.conversations,
+        "earlier_conversations_ratio": figures["earlier_conversations_ratio"],
+        "earlier_sessions_per_customer": args.earlier_sessions,
+        "earlier_turns_per_session": args.earlier_turns,
         "goal_p95_ms": 15,
     }
     if no_spin is not None:
@@ -508,6 +607,8 @@ def main() -> int:
         summary["ort_no_spin"] = {
             k: no_spin[k] for k in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms", "over_budget_contexts")
         }
+    if off is not None and off is not figures:
+        summary["conversations_off"] = {k: off[k] for k in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms")}
     print(json.dumps(summary, sort_keys=True))
     return 0
 

@@ -26,3 +26,5 @@ def test_bench_context_smoke(tmp_path: Path) -> None:
     assert figures["pinned_present_ratio"] == 1.0
     assert figures["named_document_builds"] >= 1
     assert figures["named_document_found_ratio"] == 1.0  # among the 1,000 open documents of one customer
+    assert figures["conversations"] == "both" and figures["earlier_conversations_ratio"] == 1.0
+    assert figures["conversations_off"]["p95_ms"] > 0
