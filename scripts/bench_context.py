@@ -322,11 +322,62 @@ def load_earlier_sessions(
             memory.working.record_turns(sid, customer, batch, tenant=TENANT)
             total += turns
     clock.advance(now - clock.now())
-    started = time.perf_counter()
-    report = memory.conversations.flush(timeout=3600)
-    took = time.perf_counter() - started
-    log(f"  earlier turns: {total:,} ({report.turns:,} caught up by the flush, flushed in {took:.1f} s)")
     return total
+
+
+def seed_turn_index(memory: Memory, seed: int) -> int:
+    """Index every recorded turn as the indexer would, without embedding: ``conv_turn`` rows with the
+    hash of their text, their postings, random unit vectors in Chroma's turns collection, and each
+    session's progress (the query is still embedded for real, so recall runs its real code path)."""
+    from connector.conversations.indexer import indexed_text, turn_id
+    from connector.conversations.tables import SESSIONS, TURNS
+    from connector.lexical import index as lexical
+    from connector.lexical.index import LexicalDocument
+    from connector.lexical.tables import TURN_SOURCE
+    from connector.scope import Scope
+    from connector.working.store import session_t, turn_t
+
+    index = memory.conversations.index
+    model, dim = memory.conversations.embedder.model_id, memory.conversations.embedder.dimension
+    np_rng = np.random.default_rng(seed)
+    statement = sa.select(
+        turn_t.c.session_id, turn_t.c.seq, turn_t.c.role, turn_t.c.content, turn_t.c.created_at,
+        session_t.c.tenant, session_t.c.customer_id,
+    ).join(session_t, session_t.c.session_id == turn_t.c.session_id)  # fmt: skip
+    with memory.engine.connect() as conn:
+        turns = [(t, text) for t in conn.execute(statement) if (text := indexed_text(t.role, t.content))]
+    for start in range(0, len(turns), 2000):
+        chunk = turns[start : start + 2000]
+        rows = [
+            {"id": turn_id(t.tenant, t.session_id, t.seq), "tenant": t.tenant, "customer_id": t.customer_id,
+             "session_id": t.session_id, "seq": t.seq, "occurred_at": t.created_at,
+             "vector_hash": vector_hash(model, text)}
+            for t, text in chunk
+        ]  # fmt: skip
+        vectors = np_rng.standard_normal((len(rows), dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        with memory.engine.begin() as conn:
+            conn.execute(sa.insert(TURNS), rows)
+            docs = [
+                LexicalDocument(Scope(r["tenant"], r["customer_id"]), r["id"], text)
+                for r, (_, text) in zip(rows, chunk, strict=True)
+            ]
+            lexical.write(conn, TURN_SOURCE, docs)
+        meta = [
+            {"tenant": r["tenant"], "customer_id": r["customer_id"], "vector_hash": r["vector_hash"]}
+            for r in rows
+        ]
+        index.upsert([r["id"] for r in rows], vectors, meta)
+    with memory.engine.begin() as conn:
+        conn.execute(
+            sa.insert(SESSIONS).from_select(
+                ["session_id", "tenant", "customer_id", "indexed_upto_seq"],
+                sa.select(
+                    session_t.c.session_id, session_t.c.tenant, session_t.c.customer_id, session_t.c.last_seq
+                ),
+            )
+        )
+    return len(turns)
 
 
 def without_conversations(memory: Memory) -> ContextBuilder:
@@ -496,23 +547,26 @@ def main() -> int:
         )
         engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
         upgrade_to_head(engine)
-        memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
         started = time.perf_counter()
-        if args.reuse:
-            sessions = existing_sessions(memory)
-        else:
+        if not args.reuse:
+            # Loaded with indexing off (no background embedding of ~8,000 turns); the turn index is
+            # then seeded directly, as the cases are: rows, postings and random unit vectors.
+            quiet = settings.model_copy(update={"conversations": ConversationSettings(enabled=False)})
+            loader = Memory(quiet, clock=FrozenClock(NOW), llm=None, engine=engine)
             log(f"loading {args.customers:,} customers and {args.documents:,} documents ...")
-            load_erp(memory, args.customers, args.documents, rng)
+            load_erp(loader, args.customers, args.documents, rng)
             log(f"loading {args.cases:,} episodic cases ...")
-            load_cases(memory, args.customers, args.cases, seed=7)
-            load_facts(memory, args.customers)
+            load_cases(loader, args.customers, args.cases, seed=7)
+            load_facts(loader, args.customers)
             log("recording sessions ...")
-            sessions = load_sessions(memory, args.customers, lengths, args.sessions_per_length, rng)
+            loaded = load_sessions(loader, args.customers, lengths, args.sessions_per_length, rng)
             if args.earlier_sessions and args.earlier_turns:
                 log("recording earlier sessions ...")
-                owners = [s["customer"] for s in sessions] + [BIG]
-                load_earlier_sessions(memory, owners, args.earlier_sessions, args.earlier_turns, rng)
-        memory.conversations.flush(timeout=3600)
+                owners = [s["customer"] for s in loaded] + [BIG]
+                load_earlier_sessions(loader, owners, args.earlier_sessions, args.earlier_turns, rng)
+            log(f"  turn index: {seed_turn_index(loader, seed=7):,} turns")
+        memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
+        sessions = [s for s in existing_sessions(memory) if not s["id"].startswith("earlier-")]
         load_s = time.perf_counter() - started
         log(f"measuring {args.builds} builds ...")
         off = None
