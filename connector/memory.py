@@ -200,6 +200,7 @@ class Memory:
     def conversations(self) -> ConversationMemory:
         """Turns of each customer's earlier sessions: indexed in the background, recalled by similarity."""
         from connector.conversations import ConversationMemory
+        from connector.episodic.vector_cache import VectorCache
 
         return ConversationMemory(
             self.engine,
@@ -211,6 +212,7 @@ class Memory:
             erasures=self.erasures,
             default_tenant=self.default_tenant,
             embedded_chroma_path=None if self.settings.chroma.host else self.settings.chroma_path,
+            vector_cache=VectorCache(self.settings.chroma.vector_cache_mb * 2**20),
         )
 
     def _conversations_on(self) -> ConversationMemory | None:

@@ -30,6 +30,7 @@ from connector.erasure import Erasures
 from connector.lexical import index as lexical_index
 from connector.lexical.tables import DOCS, POSTINGS, TURN_SOURCE
 from connector.memory import Memory
+from connector.scope import Scope
 from connector.settings import ChromaSettings, ConversationSettings, Settings
 from connector.working import WorkingMemory
 
@@ -191,6 +192,7 @@ def test_forget_removes_indexed_turns_postings_and_vectors(conv_memory: Memory, 
     say(conv_memory, "s-gone", "GONE", MARCH_CALL, clock)
     say(conv_memory, "s-kept", "KEPT", MARCH_CALL, clock)
     conv_memory.conversations.flush(FLUSH_S)
+    assert conv_memory.recall_conversations("GONE", "Tacoma warehouse", k=3)  # its vectors now cached
     gone = turn_ids(conv_memory, "GONE")
     assert len(gone) == len(MARCH_CALL) and lexical_rows(conv_memory, "GONE") > 0
     assert set(conv_memory.conversations.index.stored(gone)) == set(gone)
@@ -200,6 +202,7 @@ def test_forget_removes_indexed_turns_postings_and_vectors(conv_memory: Memory, 
     assert removed["conversation_turns"] == len(MARCH_CALL)
     assert turn_ids(conv_memory, "GONE") == [] and lexical_rows(conv_memory, "GONE") == 0
     assert conv_memory.conversations.index.stored(gone) == {}
+    assert conv_memory.conversations.index.cache.ids_of(Scope("default", "GONE")) == set()
     assert conv_memory.recall_conversations("GONE", "Tacoma warehouse", k=3) == []
     assert conv_memory.recall_conversations("KEPT", "Tacoma warehouse", k=1)[0].session_id == "s-kept"
 

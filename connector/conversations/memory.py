@@ -28,6 +28,7 @@ from connector.conversations.models import ConversationRetention, IndexReport, T
 from connector.conversations.tables import SESSIONS, TURNS
 from connector.embeddings.base import Embedder
 from connector.episodic.fusion import Fusion
+from connector.episodic.vector_cache import CachedIndex, VectorCache
 from connector.episodic.vector_index import VectorIndex
 from connector.episodic.windows import Windows
 from connector.erasure import Erasures
@@ -54,10 +55,12 @@ class ConversationMemory:
         default_tenant: str,
         embedded_chroma_path: Path | None = None,
         fusion: Fusion | None = None,
+        vector_cache: VectorCache | None = None,
     ) -> None:
         """``embedder`` and ``index`` are factories called on first use (``index`` makes the turns'
         vector collection, e.g. Chroma's ``<prefix>_turns``). ``embedded_chroma_path``: the embedded
-        Chroma whose log erasure purges (None for a server). ``fusion``: as case recall's default."""
+        Chroma whose log erasure purges (None for a server). ``fusion``: as case recall's default.
+        ``vector_cache``: the in-process cache of turn vectors read from Chroma (none without it)."""
         self.engine = engine
         self.clock = clock
         self.settings = settings
@@ -69,7 +72,8 @@ class ConversationMemory:
         self._make_embedder = embedder
         self._make_index = index
         self._embedder: Embedder | None = None
-        self._index: VectorIndex | None = None
+        self._index: CachedIndex | None = None
+        self._vector_cache = vector_cache or VectorCache(0)
         self._lock = threading.Lock()
         self.background = BackgroundJobs("turn-index", max_pending=settings.max_pending)
         self.query_pool = LazyPool("conversation-query")
@@ -88,12 +92,13 @@ class ConversationMemory:
         return self._embedder
 
     @property
-    def index(self) -> VectorIndex:
+    def index(self) -> CachedIndex:
+        """The turns' vectors in the store of record, read through this part's vector cache."""
         if self._index is None:
             embedder = self.embedder
             with self._lock:
                 if self._index is None:
-                    self._index = self._make_index(embedder)
+                    self._index = CachedIndex(self._make_index(embedder), self._vector_cache)
         return self._index
 
     def window_start(self) -> datetime:
@@ -165,6 +170,8 @@ class ConversationMemory:
         with self.engine.connect() as conn:
             ids = list(conn.execute(sa.select(TURNS.c.id).where(in_scope)).scalars())
         indexer.remove(self, ids)
+        if self._index is not None:  # and no copy in this process's vector cache
+            self._index.drop_scope(scope)
         with self.engine.begin() as conn:
             conn.execute(sa.delete(TURNS).where(in_scope))  # rows a concurrent pass added meanwhile
             conn.execute(

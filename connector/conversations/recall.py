@@ -2,7 +2,8 @@
 
 Scope first: the candidates are the customer's indexed turns (tenant, customer; inside the retention
 window; not of ``exclude_session``), read from ``conv_turn``. Their vectors come from Chroma by id,
-checked against their rows (:func:`~connector.episodic.vector_index.guarded`); their BM25 scores come
+checked against their rows (:func:`~connector.episodic.vector_index.guarded`), through the vector
+cache case recall uses (:mod:`connector.episodic.vector_cache`); their BM25 scores come
 from the scoped lexical index over those candidates only; :func:`~connector.episodic.fusion.fuse`
 ranks them as it ranks cases. Each hit then gets its ``before``/``after`` neighbours from its own
 session (read with the session's scope as a second guard). A hit already inside a better hit's
@@ -24,7 +25,6 @@ from connector.conversations.tables import TURNS
 from connector.embeddings.base import Embedder, Vectors
 from connector.episodic.fusion import Fused, fuse
 from connector.episodic.ranking import score_threshold
-from connector.episodic.vector_index import guarded
 from connector.lexical import index as lexical
 from connector.lexical.tables import TURN_SOURCE
 from connector.lexical.tokens import MAX_QUERY_CHARS, query_terms
@@ -87,8 +87,7 @@ def recall(
             return []
         embedder = conv.embedder
         query_vector = conv.query_pool.get().submit(_embed_one, embedder, text)
-        found = conv.index.stored([r.id for r in rows])
-        vectors = guarded(found, scope, {r.id: r.vector_hash for r in rows})
+        vectors = conv.index.guarded(scope, {r.id: r.vector_hash for r in rows})
         rows = [r for r in rows if r.id in vectors]
         if not rows:
             query_vector.cancel()
