@@ -4,7 +4,9 @@ Scope first, similarity second. A recall reads the ids of the customer's live en
 relational store (indexed by tenant, customer, status), fetches their vectors from the vector index
 (Chroma, the store of record for vectors) by id, checks each against its row (scope and vector
 hash, :func:`~connector.episodic.vector_index.guarded`) and ranks them, so its cost follows the
-customer's history, not the index size. The query is embedded on a worker thread while the rows
+customer's history, not the index size. Vectors already read are served from an in-process cache
+derived from Chroma (:mod:`~connector.episodic.vector_cache`) when the row still wants the same hash.
+The query is embedded on a worker thread while the rows
 and vectors are read, since the model releases the GIL. Document numbers in the query are matched
 lexically and rank first; ``include_archived`` also reaches archived entries by document number.
 The scope always comes from the explicit ``customer_id`` / ``tenant`` arguments and is validated
