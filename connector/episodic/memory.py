@@ -6,9 +6,9 @@ relational store (indexed by tenant, customer, status), fetches their vectors fr
 hash, :func:`~connector.episodic.vector_index.guarded`) and ranks them, so its cost follows the
 customer's history, not the index size. Vectors already read are served from an in-process cache
 derived from Chroma (:mod:`~connector.episodic.vector_cache`) when the row still wants the same hash.
-The query is embedded on a worker thread while the rows
-and vectors are read, since the model releases the GIL. Document numbers in the query are matched
-lexically and rank first; ``include_archived`` also reaches archived entries by document number.
+The query is embedded on a worker thread while the rows and vectors are read, since the model
+releases the GIL. Document numbers in the query are matched lexically and rank first;
+``include_archived`` also reaches archived entries by document number.
 The scope always comes from the explicit ``customer_id`` / ``tenant`` arguments and is validated
 before any store is touched; caller metadata is stored as data and never consulted for scope.
 """
