@@ -4,7 +4,9 @@ Each case is recorded under its customer with the case key ``crm:<CaseID>``, so 
 idempotent; ``crm_case.episodic_hash`` remembers which content was recorded, so a case is
 re-recorded (and its entry updated) only when the ERP changed it. A case closed longer ago than
 the retention window goes straight to the archive (``archived``), a PII one past its window is not
-kept (``expired``): see :mod:`connector.episodic.writer`.
+kept (``expired``): see :mod:`connector.episodic.writer`. A page of cases is recorded as one
+batch (:meth:`EpisodicMemory.record_cases`: set-wise reads, embedding ahead, the LLM's rewording
+queued, never waited on); a case that cannot be recorded (no customer, no text) is skipped and logged.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from connector.scope import Scope, require_id
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
+    from connector.episodic.writer import NewCase
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,7 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> d
             ).mappings().all()  # fmt: skip
         if not rows:
             return dict(recorded)
+        batch: list[tuple[int, str, NewCase]] = []  # crm_case row id, content hash, the case
         for row in rows:
             request = _request(row["subject"], row["description"])
             occurred: datetime | None = row["closed_at"] or row["reported_at"] or row["source_modified_at"]
@@ -64,26 +68,34 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> d
                 scope = Scope.of(tenant, row["customer_external_id"])
                 if not request:
                     raise InvalidCaseError("the case has neither subject nor description")
+                if customer_digest(tenant, scope.customer_id) in erased:
+                    skipped.add(row["id"])  # erased by forget: stays out until the erasure is lifted
+                    continue
+                case = episodic.prepare(
+                    scope.customer_id,
+                    request,
+                    row["resolution"] or "",
+                    tenant=tenant,
+                    case_id=f"crm:{row['external_id']}",
+                    case_type=row["case_class"],
+                    occurred_at=occurred,
+                    metadata={"source": "erp", "crm_status": row["status"], "priority": row["priority"]},
+                )
             except (ScopeError, InvalidCaseError) as exc:
                 log.warning("CRM case %s/%s not recorded: %s", tenant, row["external_id"], exc)
                 skipped.add(row["id"])
                 continue
-            if customer_digest(tenant, scope.customer_id) in erased:
-                skipped.add(row["id"])  # erased by forget: stays out until the erasure is lifted
-                continue
-            case = episodic.prepare(
-                scope.customer_id,
-                request,
-                row["resolution"] or "",
-                tenant=tenant,
-                case_id=f"crm:{row['external_id']}",
-                case_type=row["case_class"],
-                occurred_at=occurred,
-                metadata={"source": "erp", "crm_status": row["status"], "priority": row["priority"]},
+            batch.append((row["id"], row["content_hash"], case))
+        if not batch:
+            continue
+        # One batched write per page (set-wise reads, one Chroma upsert per chunk; recording case by
+        # case cost two commits and a Chroma call each), then the page's hashes in one executemany.
+        results = episodic.record_cases([case for _, _, case in batch])
+        with episodic.engine.begin() as conn:
+            conn.execute(
+                sa.update(CRM_CASES)
+                .where(c.id == sa.bindparam("_row"))
+                .values(episodic_hash=sa.bindparam("_hash")),
+                [{"_row": row_id, "_hash": digest} for row_id, digest, _ in batch],
             )
-            [result] = episodic.record_cases([case])
-            with episodic.engine.begin() as conn:
-                conn.execute(
-                    sa.update(CRM_CASES).where(c.id == row["id"]).values(episodic_hash=row["content_hash"])
-                )
-            recorded[result.status] += 1
+        recorded.update(result.status for result in results)
