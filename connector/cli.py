@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 
 from connector import telemetry
@@ -25,7 +26,8 @@ from connector.commands import (
     schedule,
     sync,
 )
-from connector.errors import AlreadyRunning, ConfigError, ConnectorError
+from connector.errors import AlreadyRunning, ConfigError, ConnectorError, ErasureIncomplete, StoreError
+from connector.failures import DRIVER_ERRORS, store_error
 from connector.redact import install_log_redaction, redact
 from connector.settings import Settings, TelemetrySettings, load_settings
 
@@ -36,6 +38,8 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_CONFIG = 2
 EXIT_ALREADY_RUNNING = 3
+EXIT_PARTLY_FAILED = 4  # sync: some streams failed; forget: erased, but Chroma was not reached
+EXIT_STORE = 5  # the database or Chroma is unreachable, unreadable or failed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,12 +95,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(redact(f"connector: {exc}"), file=sys.stderr)
         return EXIT_CONFIG
+    except ErasureIncomplete as exc:
+        print(redact(f"connector: {exc}"), file=sys.stderr)
+        return EXIT_PARTLY_FAILED
+    except StoreError as exc:
+        print(_one_line(f"connector: {type(exc).__name__}: {exc}"), file=sys.stderr)
+        return EXIT_STORE
     except ConnectorError as exc:
-        print(redact(f"connector: {type(exc).__name__}: {exc}"), file=sys.stderr)
+        print(_one_line(f"connector: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return EXIT_ERROR
+    except DRIVER_ERRORS as exc:  # a store failing where no library edge translated it
+        print(_one_line(f"connector: StoreError: {store_error(exc, _database_url())}"), file=sys.stderr)
+        return EXIT_STORE
     except KeyboardInterrupt:
         print("connector: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: still one line for the operator; -v adds the traceback
+        if args.verbose:
+            traceback.print_exc()
+        first = next(iter(str(exc).splitlines()), "")[:200]
+        print(
+            _one_line(f"connector: unexpected {type(exc).__name__}: {first} (run with -v for the traceback)"),
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+
+
+def _one_line(text: str) -> str:
+    return redact(" ".join(text.split()))
+
+
+def _database_url() -> str | None:
+    try:
+        return load_settings().database_url
+    except ConfigError:
+        return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,7 +5,9 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     ConnectorError
     ├── ConfigError                 a setting is missing or malformed (names the setting)
     ├── StoreError                  the relational store or Chroma failed or is unreachable
-    │   └── EmbeddingModelMismatch  an index was built with another embedding model / dimension
+    │   ├── EmbeddingModelMismatch  an index was built with another embedding model / dimension
+    │   └── ErasureIncomplete       forget erased the relational side (tombstone, rows) but could
+    │                               not reach Chroma; carries what was removed and what was not
     ├── ScopeError                  a blank/missing customer id or a scope that cannot be honoured
     │   └── NotServedError          a tenant or tool this MCP server does not serve (mcp_server.guard)
     ├── UnknownCustomerError        the customer is not in semantic memory (carries close matches)
@@ -66,6 +68,24 @@ class StoreError(ConnectorError):
 
 class EmbeddingModelMismatch(StoreError):
     """An index was built with a different embedding model or dimension."""
+
+
+class ErasureIncomplete(StoreError):
+    """``forget`` erased the relational side and left its tombstone, but a store (Chroma) failed.
+
+    ``removed`` counts what was erased, ``unreached`` says what was not, one line per store. Running
+    ``forget`` again, or ``connector episodic reindex --rebuild``, completes the erasure.
+    """
+
+    def __init__(self, customer_id: str, removed: dict[str, int], unreached: list[str]) -> None:
+        self.customer_id = customer_id
+        self.removed = dict(removed)
+        self.unreached = list(unreached)
+        super().__init__(
+            f"erasure of customer {customer_id!r} is incomplete: its tombstone and relational rows are "
+            f"gone, but {'; '.join(self.unreached)}; run `connector forget` again once Chroma is back, "
+            "or `connector episodic reindex --rebuild` to recreate Chroma without it"
+        )
 
 
 class ScopeError(ConnectorError, ValueError):

@@ -26,6 +26,8 @@ How a part is wired (follow this when adding a part or a collaborator):
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -35,6 +37,8 @@ from sqlalchemy.engine import Engine
 
 from connector.clock import Clock, SystemClock
 from connector.db.engine import engine_for
+from connector.errors import ErasureIncomplete
+from connector.failures import database_errors, translated, translated_async
 from connector.llm import LLMClient, make_llm
 from connector.scope import Scope, tenant_or_default
 from connector.settings import Settings, load_settings
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
     from connector.episodic import EpisodicMemory
     from connector.episodic.chroma_index import ChromaIndex
     from connector.episodic.models import CaseHit, RecordedCase
+    from connector.episodic.rebuild import RebuildReport
     from connector.erasure import Erasures
     from connector.erp.protocol import AdapterFactory
     from connector.facts import FactStore
@@ -120,7 +125,10 @@ class Memory:
     # Shared resources ------------------------------------------------------------------------------
     @cached_property
     def engine(self) -> Engine:
-        return self._engine if self._engine is not None else engine_for(self.settings)
+        if self._engine is not None:
+            return self._engine
+        with database_errors(self.settings.database_url):  # e.g. the embedded upgrade's failure
+            return engine_for(self.settings)
 
     @cached_property
     def llm(self) -> LLMClient | None:
@@ -295,6 +303,7 @@ class Memory:
         )
 
     # Shortcuts: the small public surface agents use ------------------------------------------------
+    @translated
     def record_case(
         self,
         customer_id: str,
@@ -316,6 +325,7 @@ class Memory:
             occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript, metadata=metadata,
         )  # fmt: skip
 
+    @translated
     def recall_cases(
         self,
         customer_id: str,
@@ -334,6 +344,7 @@ class Memory:
             include_archived=include_archived,
         )  # fmt: skip
 
+    @translated
     def recall_conversations(
         self,
         customer_id: str,
@@ -350,6 +361,7 @@ class Memory:
             customer_id, query, k=k, tenant=tenant, exclude_session=exclude_session, as_of=as_of
         )
 
+    @translated
     def record_turn(
         self,
         session_id: str,
@@ -370,10 +382,12 @@ class Memory:
             tool_args=tool_args, tool_result=tool_result, agent_id=agent_id, workflow_id=workflow_id,
         )  # fmt: skip
 
+    @translated
     def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
         """Pin a value the workflow depends on; no summary ever rewrites it."""
         return self.working.pin(session_id, name, value, source=source)
 
+    @translated
     def learn(
         self,
         customer_id: str,
@@ -391,6 +405,7 @@ class Memory:
             workflow_id=workflow_id, source=source,
         )  # fmt: skip
 
+    @translated
     def build_context(
         self,
         customer_id: str,
@@ -408,6 +423,7 @@ class Memory:
             as_of=as_of, party_kind=party_kind,
         )  # fmt: skip
 
+    @translated_async
     async def abuild_context(
         self,
         customer_id: str,
@@ -425,6 +441,7 @@ class Memory:
             as_of=as_of, party_kind=party_kind,
         )  # fmt: skip
 
+    @translated
     def lookup_document(
         self, customer_id: str, number: str, *, tenant: str | None = None, party_kind: str = "customer"
     ) -> DocumentDetail:
@@ -435,6 +452,7 @@ class Memory:
         scope = Scope.of(self.tenant_name(tenant), customer_id)
         return lookup_document(self.engine, scope, number, party_kind=party_kind)
 
+    @translated
     def forget(self, customer_id: str, *, tenant: str | None = None) -> dict[str, int]:
         """Erase a customer's cases, working memory and learned facts from every store, for good.
 
@@ -442,20 +460,54 @@ class Memory:
         syncs do not bring the customer's ERP cases back into episodic memory (until
         :meth:`lift_erasure`). Deleted bytes are scrubbed from the SQLite files and the embedded
         Chroma log. Returns how many items each store removed. ERP facts are not touched: the ERP
-        owns them.
+        owns them. If Chroma cannot be reached, everything else is still erased and
+        ``ErasureIncomplete`` (a StoreError) says what was left; calling ``forget`` again, or
+        :meth:`rebuild_episodic_index`, completes it.
         """
         from connector.erasure.disk import scrub_relational
 
         scope = Scope.of(self.tenant_name(tenant), customer_id)
         self.erasures.erase(scope)
         removed: dict[str, int] = {}
-        removed.update(self.episodic.forget(scope.customer_id, tenant=scope.tenant))
-        removed.update(self.conversations.forget(scope.customer_id, tenant=scope.tenant))
+        incomplete: list[ErasureIncomplete] = []
+        for part in (self.episodic, self.conversations):
+            try:
+                removed.update(part.forget(scope.customer_id, tenant=scope.tenant))
+            except ErasureIncomplete as exc:  # Chroma unreachable: the relational side is erased all the same
+                incomplete.append(exc)
+                removed.update(exc.removed)
         removed.update(self.working.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.facts.forget(scope.customer_id, tenant=scope.tenant))
         scrub_relational(self.engine)
+        if incomplete:
+            raise ErasureIncomplete(
+                scope.customer_id, removed, [u for exc in incomplete for u in exc.unreached]
+            )
         return removed
 
+    @translated
+    def rebuild_episodic_index(self) -> RebuildReport:
+        """Recreate the Chroma collection from the relational store (``episodic reindex --rebuild``):
+        every live entry is embedded again, erased customers stay out, and an embedded Chroma
+        directory that cannot be read is replaced (its own files only). The turns collection of
+        past conversations is recreated too and its indexed turns embedded again."""
+        report = self.episodic.rebuild(release=self._release_chroma)
+        conversations = self._conversations_on()
+        if conversations is None:
+            return report
+        return dataclasses.replace(report, turns_rebuilt=conversations.rebuild())
+
+    def _release_chroma(self) -> None:
+        """Close the Chroma client so its files can be replaced; the next use opens a new one."""
+        client = self.__dict__.pop("chroma_client", None)
+        if client is not None:
+            with contextlib.suppress(Exception):  # a client of unreadable files may fail to close
+                client.close()
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+
+    @translated
     def lift_erasure(self, customer_id: str, *, tenant: str | None = None) -> bool:
         """Let a forgotten customer's memories be stored again (an operator's decision; logged)."""
         return self.erasures.lift(Scope.of(self.tenant_name(tenant), customer_id))

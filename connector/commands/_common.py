@@ -8,12 +8,18 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from connector.db.engine import check_connection
 from connector.memory import Memory
 from connector.settings import load_settings
 
 
-def memory_from_settings() -> Memory:
-    return Memory(load_settings())
+def memory_from_settings(*, check_database: bool = True) -> Memory:
+    """The Memory of the settings; first proves the database answers, so a dead one is one
+    ``StoreError`` line before any work (an ERP login, a model load) starts."""
+    memory = Memory(load_settings())
+    if check_database:
+        check_connection(memory.engine)
+    return memory
 
 
 def _default(value: Any) -> Any:

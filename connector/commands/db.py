@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from connector.db.engine import create_db_engine, safe_url
+from connector.db.engine import check_connection, create_db_engine, safe_url
 from connector.db.migrate import current_revisions, head_revisions, upgrade_to_head
 from connector.settings import load_settings
 
@@ -22,6 +22,7 @@ def register(sub: Any) -> None:
 def _upgrade(args: argparse.Namespace) -> int:
     settings = load_settings()
     engine = create_db_engine(settings.database_url)
+    check_connection(engine)
     revisions = upgrade_to_head(engine)
     print(f"database {safe_url(settings.database_url)} is at revision {', '.join(revisions)}")
     return 0
@@ -30,6 +31,7 @@ def _upgrade(args: argparse.Namespace) -> int:
 def _current(args: argparse.Namespace) -> int:
     settings = load_settings()
     engine = create_db_engine(settings.database_url)
+    check_connection(engine)
     print(f"applied: {', '.join(current_revisions(engine)) or 'none'}")
     print(f"latest:  {', '.join(head_revisions(engine))}")
     return 0

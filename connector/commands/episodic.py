@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from connector.commands._common import memory_from_settings, to_json
+from connector.errors import ConfigError
 
 
 def register(sub: Any) -> None:
@@ -23,6 +24,12 @@ def register(sub: Any) -> None:
     )
     reindex.add_argument(
         "--fix", action="store_true", help="with --check: repair what differs (delete orphans, embed missing)"
+    )
+    reindex.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="drop the Chroma collection and embed every live entry again from the relational store "
+        "(an unreadable embedded Chroma directory is replaced; erased customers stay out)",
     )
     reindex.set_defaults(handler=_reindex)
     restore = actions.add_parser("restore", help="bring a customer's archived cases back into the live index")
@@ -48,6 +55,11 @@ def register(sub: Any) -> None:
 
 
 def _reindex(args: argparse.Namespace) -> int:
+    if args.rebuild:
+        if args.check:
+            raise ConfigError("--rebuild and --check are exclusive: a rebuild leaves nothing to check")
+        print(to_json(memory_from_settings().rebuild_episodic_index()))
+        return 0
     if not args.check:
         count = memory_from_settings().episodic.reindex()
         print(to_json({"reindexed": count}))

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from connector.commands._common import memory_from_settings, to_json
+from connector.errors import ErasureIncomplete
 
 
 def register(sub: Any) -> None:
@@ -28,6 +29,11 @@ def _forget(args: argparse.Namespace) -> int:
         lifted = memory.lift_erasure(args.customer, tenant=args.tenant)
         print(to_json({"customer": args.customer, "erasure_lifted": lifted}))
         return 0
-    removed = memory.forget(args.customer, tenant=args.tenant)
+    try:
+        removed = memory.forget(args.customer, tenant=args.tenant)
+    except ErasureIncomplete as exc:  # what was erased on stdout; the one-line reason and exit 4 follow
+        report = {"customer": args.customer, "removed": exc.removed, "total": sum(exc.removed.values())}
+        print(to_json({**report, "incomplete": exc.unreached}))
+        raise
     print(to_json({"customer": args.customer, "removed": removed, "total": sum(removed.values())}))
     return 0

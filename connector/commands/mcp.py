@@ -51,7 +51,7 @@ def client_config(
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    memory = memory_from_settings()
+    memory = memory_from_settings(check_database=not args.print_config)
     cfg = memory.settings.mcp
     host = args.host or cfg.host
     port = args.port or cfg.port

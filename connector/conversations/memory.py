@@ -32,6 +32,7 @@ from connector.episodic.vector_cache import CachedIndex, VectorCache
 from connector.episodic.vector_index import VectorIndex
 from connector.episodic.windows import Windows
 from connector.erasure import Erasures
+from connector.errors import ErasureIncomplete, StoreError
 from connector.lexical import index as lexical
 from connector.lexical.tables import TURN_SOURCE
 from connector.scope import Scope, tenant_or_default
@@ -169,7 +170,12 @@ class ConversationMemory:
         in_scope = sa.and_(TURNS.c.tenant == scope.tenant, TURNS.c.customer_id == scope.customer_id)
         with self.engine.connect() as conn:
             ids = list(conn.execute(sa.select(TURNS.c.id).where(in_scope)).scalars())
-        indexer.remove(self, ids)
+        unreached = None
+        try:  # also vectors stamped with the scope that an earlier forget could not reach
+            stray = self.index.ids_in_scope(scope.tenant, scope.customer_id)
+            indexer.remove(self, sorted(set(ids) | set(stray)))
+        except StoreError as exc:  # Chroma unreachable: the rows below are erased all the same
+            unreached = f"Chroma's turn vectors were not reached ({exc})"
         if self._index is not None:  # and no copy in this process's vector cache
             self._index.drop_scope(scope)
         with self.engine.begin() as conn:
@@ -180,7 +186,15 @@ class ConversationMemory:
                 )
             )
             lexical.delete_source_scope(conn, scope, TURN_SOURCE)
+        if unreached is not None:
+            raise ErasureIncomplete(customer_id, {"conversation_turns": len(ids)}, [unreached])
         return {"conversation_turns": len(ids)}
+
+    def rebuild(self) -> int:
+        """Recreate the turns collection and embed every indexed turn again (``reindex --rebuild``)."""
+        self._index = None  # on the client the caller opened anew
+        self.index.recreate()
+        return self.repair()
 
     def stats(self) -> dict[str, int]:
         with self.engine.connect() as conn:

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import SQLAlchemyError
 
 from connector.errors import StoreError
 from connector.settings import Settings
@@ -46,7 +46,13 @@ def create_db_engine(url: str, *, echo: bool = False) -> Engine:
     if url.startswith("sqlite"):
         db_path = sa.engine.make_url(url).database
         if db_path and db_path != ":memory:":
-            Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"database {safe_url(url)}: cannot create the directory {Path(db_path).parent}: "
+                    f"{exc.strerror or type(exc).__name__} (check database.url / data_dir)"
+                ) from None
         # A small pool: opening a SQLite connection and setting its pragmas costs more than most queries.
         engine = sa.create_engine(
             url,
@@ -108,19 +114,27 @@ def engine_for(settings: Settings, *, upgrade: bool | None = None) -> Engine:
         if auto:
             from connector.db.migrate import upgrade_to_head
 
-            upgrade_to_head(engine)
+            try:
+                check_connection(engine)  # a file that cannot be opened fails here, in one line
+                upgrade_to_head(engine)
+            except StoreError:
+                engine.dispose()
+                raise
         _engines[url] = engine
     return engine
 
 
 def check_connection(engine: Engine) -> None:
-    """Raise StoreError (with the password hidden) if the database cannot be reached."""
+    """Raise StoreError (with the password hidden) if the database cannot be reached or opened."""
     try:
         with engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
-    except OperationalError as exc:
+    except SQLAlchemyError as exc:
+        orig = getattr(exc, "orig", None) or exc
+        reason = next((line.strip() for line in str(orig).splitlines() if line.strip()), "")
         raise StoreError(
-            f"database {safe_url(str(engine.url))} is unreachable: {type(exc.orig).__name__}"
+            f"database {safe_url(str(engine.url))} cannot be reached or opened: {type(orig).__name__}"
+            + (f": {reason[:200]}" if reason else "")
         ) from None
 
 

@@ -185,6 +185,12 @@ class ChromaIndex:
                 return
             offset += len(ids)
 
+    def ids_in_scope(self, tenant: str, customer_id: str) -> list[str]:
+        """Ids of the vectors stamped with this scope: a filtered scan, for erasure only (never recall)."""
+        where = {"$and": [{"tenant": tenant}, {"customer_id": customer_id}]}
+        with _chroma_errors("get", self.name):
+            return list(self.collection.get(where=where, include=[])["ids"])
+
     def delete(self, ids: Sequence[str]) -> None:
         with _chroma_errors("delete", self.name):
             for start in range(0, len(ids), _BATCH):

@@ -29,6 +29,7 @@ from connector.episodic.vector_index import vector_hash
 from connector.episodic.windows import Windows
 from connector.episodic.writer import chroma_metadata
 from connector.erasure.disk import purge_chroma_log, scrub_relational
+from connector.errors import ErasureIncomplete, StoreError
 from connector.lexical import index as lexical
 from connector.scope import Scope
 
@@ -153,27 +154,44 @@ def _index_rows(episodic: EpisodicMemory, rows: list[dict[str, Any]]) -> None:
 
 
 def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
-    """Erase every entry and raw case of one customer, live or archived, from Chroma and the tables."""
+    """Erase every entry and raw case of one customer, live or archived, from Chroma and the tables.
+
+    Chroma goes first; if it cannot be reached the tables are still erased and
+    :class:`ErasureIncomplete` says so (running ``forget`` again finds the vectors by their scope).
+    """
     in_scope = (ENTRIES.c.tenant == scope.tenant) & (ENTRIES.c.customer_id == scope.customer_id)
     with episodic.engine.connect() as conn:
         rows = conn.execute(sa.select(ENTRIES.c.id, ENTRIES.c.status).where(in_scope)).all()
-    ids = [r.id for r in rows]
-    if ids:
-        episodic.index.delete(ids)  # archived ids are not in the index; deleting them is a no-op
-        if episodic.embedded_chroma_path is not None:  # its log still holds the vectors and metadata
-            purge_chroma_log(episodic.embedded_chroma_path, ids)
-    episodic.index.drop_scope(scope)  # and no copy in this process's vector cache
+    unreached = _forget_vectors(episodic, scope, [r.id for r in rows])
+    episodic._vector_cache.drop_scope(scope)  # and no copy in this process's cache (even if Chroma is down)
     with episodic.engine.begin() as conn:
         cases = conn.execute(
             sa.delete(CASES).where(CASES.c.tenant == scope.tenant, CASES.c.customer_id == scope.customer_id)
         ).rowcount
         conn.execute(sa.delete(ENTRIES).where(in_scope))
         lexical.delete_scope(conn, scope)
-    return {
+    removed = {
         "episodic_entries": sum(1 for r in rows if r.status == LIVE),
         "episodic_archive": sum(1 for r in rows if r.status == ARCHIVED),
         "episodic_cases": int(cases or 0),
     }
+    if unreached is not None:
+        raise ErasureIncomplete(scope.customer_id, removed, [unreached])
+    return removed
+
+
+def _forget_vectors(episodic: EpisodicMemory, scope: Scope, ids: list[str]) -> str | None:
+    """Chroma's part of an erasure: the rows' ids and any vector stamped with the scope (left by an
+    earlier ``forget`` that could not reach Chroma). None when done, else what could not be done."""
+    try:
+        every = sorted(set(ids) | set(episodic.index.ids_in_scope(scope.tenant, scope.customer_id)))
+        if every:
+            episodic.index.delete(every)  # archived ids are not in the index; deleting them is a no-op
+            if episodic.embedded_chroma_path is not None:  # its log still holds the vectors and metadata
+                purge_chroma_log(episodic.embedded_chroma_path, every)
+    except StoreError as exc:
+        return f"Chroma was not reached ({exc})"
+    return None
 
 
 def reindex(episodic: EpisodicMemory) -> int:

@@ -42,6 +42,7 @@ from connector.episodic.models import (
     RetentionReport,
 )
 from connector.episodic.ranking import score_threshold
+from connector.episodic.rebuild import RebuildReport
 from connector.episodic.reword import reword
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.vector_cache import CachedIndex, VectorCache
@@ -383,6 +384,18 @@ class EpisodicMemory:
     def reindex(self) -> int:
         """Make the vector index hold every live entry's vector (rebuilt if the embedder changed)."""
         return lifecycle.reindex(self)
+
+    def rebuild(self, *, release: Callable[[], None] | None = None) -> RebuildReport:
+        """Recreate the vector index from the relational store (see :mod:`connector.episodic.rebuild`);
+        ``release`` closes the Chroma client before unreadable embedded files are replaced."""
+        from connector.episodic.rebuild import rebuild
+
+        def reopen() -> None:
+            if release is not None:
+                release()
+            self._index = None  # the factory opens the index again, on a new client
+
+        return rebuild(self, release=reopen)
 
     def check_index(self, *, fix: bool = False) -> IndexCheck:
         """Compare the relational entries with the vector index id by id; ``fix`` repairs both ways."""

@@ -197,6 +197,9 @@ class CachedIndex:
         self.inner.delete(ids)
         self.cache.drop(ids)
 
+    def ids_in_scope(self, tenant: str, customer_id: str) -> list[str]:
+        return self.inner.ids_in_scope(tenant, customer_id)
+
     def count(self) -> int:
         return self.inner.count()
 

@@ -71,6 +71,10 @@ class VectorIndex(Protocol):
 
     def delete(self, ids: Sequence[str]) -> None: ...
 
+    def ids_in_scope(self, tenant: str, customer_id: str) -> list[str]:
+        """Ids stamped with the scope, whatever the relational rows say (erasure only)."""
+        ...
+
     def count(self) -> int: ...
 
     def stamps(self) -> Iterator[tuple[str, Stamp]]:
