@@ -31,7 +31,7 @@ from connector.erasure.tombstones import erased_t
 from connector.errors import ErasureIncomplete, StoreError
 from connector.memory import Memory
 from connector.scope import Scope
-from connector.settings import ChromaSettings, DatabaseSettings, Settings
+from connector.settings import ChromaSettings, DatabaseSettings, EpisodicSettings, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "s3cr3t-pw-9"
@@ -187,7 +187,11 @@ def test_memory_methods_raise_store_error_not_driver_errors(call: str, dead: str
 def seeded(engine: Engine, tmp_path: Path) -> Memory:
     """Three cases, a turn and a fact of GONE, two cases of KEPT, on SQLite or PostgreSQL."""
     data = tmp_path / "data"
-    settings = Settings(data_dir=data, chroma=ChromaSettings(path=data / "chroma"))
+    settings = Settings(  # the cases are recorded for customers no sync brought
+        data_dir=data,
+        chroma=ChromaSettings(path=data / "chroma"),
+        episodic=EpisodicSettings(allow_unknown_customers=True),
+    )
     memory = Memory(settings, llm=None, engine=engine)
     for i in range(3):
         memory.record_case(GONE, f"Marmalade order SO-{i:06d} late.", "Freight refunded.", case_id=f"g{i}")
