@@ -3,7 +3,8 @@
 Exit codes a scheduler can act on: 0 every stream ok; 1 every stream run failed (the one-line
 reason is printed); 4 partly failed (some tenants or streams failed, the others synced); 2
 configuration error; 3 another run holds a stream's lock ("already running"); 5 the database is
-unreachable (checked before any ERP login); 130/143 stopped by SIGINT/SIGTERM after committing the current page.
+unreachable (checked before any ERP login); 130/143 stopped by SIGINT/SIGTERM after committing the
+current page.
 """
 
 from __future__ import annotations
