@@ -53,7 +53,8 @@ def open_client(settings: Settings) -> Any:
         return chromadb.PersistentClient(path=str(path), settings=client_settings)
     except Exception as exc:
         where = f"server {conf.host}:{conf.port}" if conf.host else f"path {settings.chroma_path}"
-        raise StoreError(f"Chroma at {where} is unavailable: {type(exc).__name__}: {exc}") from None
+        hint = "" if conf.host else " (`connector episodic reindex --rebuild` recreates it from the rows)"
+        raise StoreError(f"Chroma at {where} is unavailable: {type(exc).__name__}: {exc}{hint}") from None
 
 
 def cases_index(client: Any, conf: ChromaSettings, embedder: Embedder) -> ChromaIndex:
