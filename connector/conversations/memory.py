@@ -194,6 +194,11 @@ class ConversationMemory:
         """Recreate the turns collection and embed every indexed turn again (``reindex --rebuild``)."""
         self._index = None  # on the client the caller opened anew
         self.index.recreate()
+        with self.engine.connect() as conn:
+            scopes = conn.execute(sa.select(TURNS.c.tenant, TURNS.c.customer_id).distinct()).all()
+        for tenant, customer_id in scopes:  # rows an interrupted forget left: erased, not embedded
+            if self.erasures.is_erased(Scope.of(tenant, customer_id)):
+                self.forget(customer_id, tenant=tenant)
         return self.repair()
 
     def stats(self) -> dict[str, int]:
