@@ -48,6 +48,8 @@ MODEL_MODULES = {
     "test_episodic_cli",
     "test_episodic_customers",
     "test_erasure",
+    "test_facts_store",
+    "test_fakes_field_match",
     "test_langgraph_e2e",
     "test_sap_open_items",
     "test_memory_lifetime",
