@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from connector.context import ContextBuilder
 from connector.db.upsert import upsert_records
+from connector.embeddings.shared_query import SharedQuery
 from connector.episodic.models import CaseHit
 from connector.erp.records import Address, Contact, DocumentRecord, PartyRecord
 from connector.memory import Memory
@@ -72,6 +73,7 @@ class StubEpisodic:
         tenant: str | None = None,
         case_type: str | None = None,
         as_of: datetime | None = None,
+        shared_query: SharedQuery | None = None,
     ) -> Sequence[CaseHit]:
         self.queries.append(query)
         return list(self.hits[:k])

@@ -480,3 +480,25 @@ def test_maintenance_index_turns_catches_up_from_the_command_line(capsys: pytest
     assert json.loads(capsys.readouterr().out) == {"turns": len(MARCH_CALL), "sessions": 1}
     assert main(["maintenance", "retention"]) == 0
     assert json.loads(capsys.readouterr().out)["conversation_turns_removed"] == 0
+
+
+def test_a_context_build_embeds_its_query_once_for_both_recalls(
+    conv_memory: Memory, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed_erp(conv_memory)
+    say(conv_memory, "s-march", "ABARTENDE", MARCH_CALL, clock)
+    say(conv_memory, "s-now", "ABARTENDE", ["Is the Tacoma warehouse still our delivery address?"], clock)
+    conv_memory.conversations.flush(FLUSH_S)
+    embedder = conv_memory.embedder
+    asked: list[str] = []
+    embed = embedder.embed
+
+    def counting(texts: Sequence[str]) -> Any:
+        asked.extend(texts)
+        return embed(texts)
+
+    monkeypatch.setattr(embedder, "embed", counting)
+    ctx = conv_memory.build_context("ABARTENDE", "Where do our deliveries go?", session_id="s-now")
+
+    assert ctx.section("earlier_conversations").items
+    assert asked == ["Where do our deliveries go?"]

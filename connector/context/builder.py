@@ -34,6 +34,7 @@ from connector.context.query import ContextInputError, clean_query
 from connector.context.references import MAX_REFERENCES, parse_references
 from connector.context.render import render
 from connector.context.sources import close_matches, load_party, stream_freshness
+from connector.embeddings.shared_query import SharedQuery
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.scope import Scope, require_id, tenant_or_default
 from connector.settings import MIN_TOKEN_BUDGET, ContextSettings
@@ -160,16 +161,19 @@ class ContextBuilder:
             )
         day = today.date()
 
-        # Case recall (query embedding + vector fetch) runs beside the relational reads.
+        # Case recall (query embedding + vector fetch) runs beside the relational reads; the turn
+        # recall beside it shares its query embedding.
+        shared = SharedQuery()
         recall = self._recall_pool.get().submit(
             self._past_cases,
             self.cases if customer_memories else None,
             scope,
             query_clean.text,
             as_of,
+            shared,
         )
         earlier = (
-            self._recall_pool.get().submit(self._earlier_turns, scope, query_clean.text, sid, as_of)
+            self._recall_pool.get().submit(self._earlier_turns, scope, query_clean.text, sid, as_of, shared)
             if customer_memories and self.conversations is not None and self.conversation_hits
             else None
         )
@@ -325,7 +329,12 @@ class ContextBuilder:
         return sorted(found.values(), key=lambda f: (-f.importance, f.id))[:limit]
 
     def _past_cases(
-        self, episodic: CaseRecall | None, scope: Scope, query: str, as_of: datetime | None
+        self,
+        episodic: CaseRecall | None,
+        scope: Scope,
+        query: str,
+        as_of: datetime | None,
+        shared: SharedQuery | None = None,
     ) -> tuple[list[Any], list[str], float]:
         """(hits, warnings, milliseconds); runs in the recall pool."""
         started = time.perf_counter()
@@ -333,14 +342,21 @@ class ContextBuilder:
         if episodic is None or k == 0 or not query:
             return [], [], 0.0
         try:
-            hits = episodic.recall(scope.customer_id, query, k=k, tenant=scope.tenant, as_of=as_of)
+            hits = episodic.recall(
+                scope.customer_id, query, k=k, tenant=scope.tenant, as_of=as_of, shared_query=shared
+            )
         except (ConnectorError, OSError) as exc:
             log.warning("past cases unavailable for %s/%s: %s", scope.tenant, scope.customer_id, exc)
             return [], [f"similar past cases unavailable: {type(exc).__name__}"], _ms(started)
         return list(hits), [], _ms(started)
 
     def _earlier_turns(
-        self, scope: Scope, query: str, sid: str | None, as_of: datetime | None
+        self,
+        scope: Scope,
+        query: str,
+        sid: str | None,
+        as_of: datetime | None,
+        shared: SharedQuery | None = None,
     ) -> tuple[list[Any], list[str], float]:
         """(hits of earlier sessions, warnings, milliseconds); runs in the recall pool. The current
         session is left out: its turns are the summary and recent turns."""
@@ -351,7 +367,7 @@ class ContextBuilder:
         try:
             hits = conversations.recall(
                 scope.customer_id, query, k=self.conversation_hits, tenant=scope.tenant,
-                exclude_session=sid, as_of=as_of,
+                exclude_session=sid, as_of=as_of, shared_query=shared,
             )  # fmt: skip
         except (ConnectorError, OSError) as exc:
             log.warning(

@@ -14,6 +14,7 @@ from typing import Protocol
 from sqlalchemy.engine import Connection
 
 from connector.conversations.models import TurnHit
+from connector.embeddings.shared_query import SharedQuery
 from connector.episodic.models import CaseHit
 from connector.facts.models import LearnedFact
 from connector.working.models import SessionState
@@ -31,6 +32,7 @@ class CaseRecall(Protocol):
         tenant: str | None = None,
         case_type: str | None = None,
         as_of: datetime | None = None,
+        shared_query: SharedQuery | None = None,
     ) -> Sequence[CaseHit]: ...
 
 
@@ -46,6 +48,7 @@ class ConversationRecall(Protocol):
         tenant: str | None = None,
         exclude_session: str | None = None,
         as_of: datetime | None = None,
+        shared_query: SharedQuery | None = None,
     ) -> Sequence[TurnHit]: ...
 
 

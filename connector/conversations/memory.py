@@ -27,6 +27,7 @@ from connector.conversations import recall as recall_module
 from connector.conversations.models import ConversationRetention, IndexReport, TurnHit
 from connector.conversations.tables import SESSIONS, TURNS
 from connector.embeddings.base import Embedder
+from connector.embeddings.shared_query import SharedQuery
 from connector.episodic.fusion import Fusion
 from connector.episodic.vector_cache import CachedIndex, VectorCache
 from connector.episodic.vector_index import VectorIndex
@@ -142,6 +143,7 @@ class ConversationMemory:
         tenant: str | None = None,
         exclude_session: str | None = None,
         as_of: datetime | None = None,
+        shared_query: SharedQuery | None = None,
     ) -> list[TurnHit]:
         """Up to ``k`` turns of this customer's earlier sessions like ``query``, each with its
         neighbours (``conversations.before`` / ``after``) from its own session.
@@ -151,7 +153,9 @@ class ConversationMemory:
         it finds nothing, or what its embedding finds; query text is never search syntax.
         """
         scope = Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
-        return recall_module.recall(self, scope, query, k=k, exclude_session=exclude_session, as_of=as_of)
+        return recall_module.recall(
+            self, scope, query, k=k, exclude_session=exclude_session, as_of=as_of, shared_query=shared_query
+        )
 
     # Upkeep --------------------------------------------------------------------------------------
     def apply_retention(self) -> ConversationRetention:

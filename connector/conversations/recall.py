@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from connector.conversations.models import InvalidRecallError, TurnHit
 from connector.conversations.tables import TURNS
-from connector.embeddings.base import Embedder, Vectors
+from connector.embeddings.shared_query import SharedQuery, embed_one
 from connector.episodic.fusion import Fused, fuse
 from connector.episodic.ranking import score_threshold
 from connector.lexical import index as lexical
@@ -63,6 +63,7 @@ def recall(
     k: int,
     exclude_session: str | None,
     as_of: datetime | None,
+    shared_query: SharedQuery | None = None,
 ) -> list[TurnHit]:
     if not isinstance(query, str):
         raise InvalidRecallError(f"query must be text, got {type(query).__name__}")
@@ -86,7 +87,7 @@ def recall(
         if not rows:
             return []
         embedder = conv.embedder
-        query_vector = conv.query_pool.get().submit(_embed_one, embedder, text)
+        query_vector = conv.query_pool.get().submit(embed_one, embedder, text, shared_query)
         vectors = conv.index.guarded(scope, {r.id: r.vector_hash for r in rows})
         rows = [r for r in rows if r.id in vectors]
         if not rows:
@@ -119,11 +120,6 @@ def recall(
             )
         )
     return hits
-
-
-def _embed_one(embedder: Embedder, text: str) -> Vectors:
-    vector: Vectors = embedder.embed([text])[0]
-    return vector
 
 
 Chosen = tuple[Any, Fused, list[int], list[int]]

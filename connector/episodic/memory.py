@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine
 from connector.background import BackgroundJobs
 from connector.clock import Clock
 from connector.embeddings.base import Embedder, Vectors
+from connector.embeddings.shared_query import SharedQuery, embed_one
 from connector.episodic import erp_cases, lifecycle
 from connector.episodic.customers import require_known_customer
 from connector.episodic.documents import matches, query_doc_keys
@@ -265,6 +266,7 @@ class EpisodicMemory:
         case_type: str | None = None,
         as_of: datetime | None = None,
         include_archived: bool = False,
+        shared_query: SharedQuery | None = None,
     ) -> list[CaseHit]:
         """Up to ``k`` past cases of this customer like ``query``: document-number matches first, then
         by the fusion of the lexical and dense scores (:mod:`connector.episodic.fusion`).
@@ -281,7 +283,7 @@ class EpisodicMemory:
         if not 1 <= k <= MAX_K:
             raise InvalidCaseError(f"k must be between 1 and {MAX_K}, got {k}")
         embedder = self.embedder  # resolved here: the worker must not race to create it
-        query_vector = self._query_pool.get().submit(_embed_one, embedder, query)
+        query_vector = self._query_pool.get().submit(embed_one, embedder, query, shared_query)
         query_keys = query_doc_keys(query)
         terms = query_terms(query)
         with self.engine.connect() as conn:
@@ -432,11 +434,6 @@ class EpisodicMemory:
 
 def _rewording(engine: Engine, llm: LLMClient, entry: str, case: NewCase, written: str) -> Callable[[], bool]:
     return lambda: reword(engine, llm, entry, case, written)
-
-
-def _embed_one(embedder: Embedder, text: str) -> Vectors:
-    vector: Vectors = embedder.embed([text])[0]
-    return vector
 
 
 def _with_archive(

@@ -1,0 +1,46 @@
+"""One embedding of a query shared by the recalls of one context build.
+
+``build_context`` recalls past cases and earlier conversations at once, with the same query and
+the same model; each used to embed it, which doubled the most expensive step of the build. A
+:class:`SharedQuery` lives for one build: the first recall to ask embeds the text, a concurrent
+one waits for that result. It keeps nothing after the build, so it hides no cost from a benchmark
+that repeats queries, and a different model or text is embedded on its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+
+from connector.embeddings.base import Embedder, Vectors
+
+
+class SharedQuery:
+    """Embeds each (model, text) once for the recalls that share this object."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._vectors: dict[tuple[str, str], Future[Vectors]] = {}
+
+    def vector(self, embedder: Embedder, text: str) -> Vectors:
+        key = (embedder.model_id, text)
+        with self._lock:
+            pending = self._vectors.get(key)
+            owner = pending is None
+            if pending is None:
+                pending = self._vectors[key] = Future()
+        if owner:
+            try:
+                pending.set_result(embedder.embed([text])[0])
+            except BaseException as exc:
+                pending.set_exception(exc)
+                raise
+        return pending.result()
+
+
+def embed_one(embedder: Embedder, text: str, shared: SharedQuery | None = None) -> Vectors:
+    """The text's vector: through ``shared`` when the caller's build shares one, else embedded here."""
+    if shared is not None:
+        return shared.vector(embedder, text)
+    vector: Vectors = embedder.embed([text])[0]
+    return vector

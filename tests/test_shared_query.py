@@ -1,0 +1,64 @@
+"""A context build embeds its query once for both recalls (past cases and earlier conversations)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from connector.embeddings.base import Vectors
+from connector.embeddings.shared_query import SharedQuery, embed_one
+
+
+class CountingEmbedder:
+    model_id = "counting-3"
+    dimension = 3
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.started = threading.Event()
+        self.gate = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.extend(texts)
+        self.started.set()
+        assert self.gate.wait(10)
+        return np.array([[float(len(t)), 1.0, 0.0] for t in texts], dtype=np.float32)
+
+
+def test_concurrent_recalls_of_one_build_embed_the_query_once() -> None:
+    embedder, shared = CountingEmbedder(), SharedQuery()
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(embed_one, embedder, "where is INV-1?", shared)
+        assert embedder.started.wait(10)
+        second = pool.submit(embed_one, embedder, "where is INV-1?", shared)
+        embedder.gate.set()
+        a, b = first.result(10), second.result(10)
+    assert embedder.calls == ["where is INV-1?"]
+    assert np.array_equal(a, b)
+
+
+def test_another_text_or_no_shared_object_is_embedded_on_its_own() -> None:
+    embedder, shared = CountingEmbedder(), SharedQuery()
+    embedder.gate.set()
+    embed_one(embedder, "one", shared)
+    embed_one(embedder, "two", shared)
+    embed_one(embedder, "one", shared)
+    embed_one(embedder, "one")
+    assert embedder.calls == ["one", "two", "one"]
+
+
+def test_a_failed_embedding_reaches_every_waiter() -> None:
+    class Broken(CountingEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            self.calls.extend(texts)
+            raise OSError("model file unreadable")
+
+    embedder, shared = Broken(), SharedQuery()
+    for _ in range(2):
+        with pytest.raises(OSError, match="unreadable"):
+            embed_one(embedder, "q", shared)
+    assert embedder.calls == ["q"]
