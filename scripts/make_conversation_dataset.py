@@ -24,12 +24,16 @@ Run: ``python scripts/make_conversation_dataset.py``.
 
 from __future__ import annotations
 
-import json
 import random
+import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its helper, also when loaded by path
+
+from _dialogue_common import write_dialogue_set
 
 SEED = 20261201
 START = datetime(2025, 6, 2, 9, 0, tzinfo=UTC)
@@ -468,22 +472,7 @@ def ask(
 
 
 def main() -> None:
-    rng = random.Random(SEED)
-    turns: list[dict[str, Any]] = []
-    questions: list[dict[str, Any]] = []
-    for n in range(CONVERSATIONS):
-        t, q = build(rng, n)
-        turns += t
-        questions += q
-    OUT.mkdir(exist_ok=True)
-    with (OUT / "conversation_turns.jsonl").open("w") as f:
-        f.writelines(json.dumps(t, sort_keys=True) + "\n" for t in turns)
-    with (OUT / "conversation_questions.jsonl").open("w") as f:
-        f.writelines(json.dumps(q, sort_keys=True) + "\n" for q in questions)
-    kinds: dict[str, int] = {}
-    for q in questions:
-        kinds[q["kind"]] = kinds.get(q["kind"], 0) + 1
-    print(f"{len(turns)} turns, {len(questions)} questions, {CONVERSATIONS} conversations, kinds {kinds}")
+    write_dialogue_set(build, seed=SEED, conversations=CONVERSATIONS, out=OUT, prefix="conversation")
 
 
 if __name__ == "__main__":
