@@ -12,7 +12,6 @@ indexed turns as to cases; ``forget`` removes rows, postings and vectors.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +28,8 @@ from connector.conversations.tables import SESSIONS, TURNS
 from connector.embeddings.base import Embedder
 from connector.embeddings.shared_query import SharedQuery
 from connector.episodic.fusion import Fusion
+from connector.episodic.lazy_vectors import LazyVectors
+from connector.episodic.scoped_recall import ScopedRecall
 from connector.episodic.vector_cache import CachedIndex, VectorCache
 from connector.episodic.vector_index import VectorIndex
 from connector.episodic.windows import Windows
@@ -38,7 +39,6 @@ from connector.lexical import index as lexical
 from connector.lexical.tables import TURN_SOURCE
 from connector.scope import Scope, tenant_or_default
 from connector.settings import ConversationSettings, RetentionSettings
-from connector.threads import LazyPool
 
 
 class ConversationMemory:
@@ -71,37 +71,24 @@ class ConversationMemory:
         self.default_tenant = default_tenant
         self.embedded_chroma_path = embedded_chroma_path
         self.fusion = fusion or Fusion()
-        self._make_embedder = embedder
-        self._make_index = index
-        self._embedder: Embedder | None = None
-        self._index: CachedIndex | None = None
-        self._vector_cache = vector_cache or VectorCache(0)
-        self._lock = threading.Lock()
+        self._vectors = LazyVectors(embedder, index, vector_cache)
         self.background = BackgroundJobs("turn-index", max_pending=settings.max_pending)
-        self.query_pool = LazyPool("conversation-query")
+        # The hybrid ranking of a customer's indexed turns; embeds queries on its own threads.
+        self.ranking = ScopedRecall(self._vectors, TURN_SOURCE, "conversation-query")
 
     def close(self) -> None:
         """Stop the indexing worker (after the pass in hand) and the query threads."""
         self.background.close()
-        self.query_pool.shutdown()
+        self.ranking.close()
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            with self._lock:
-                if self._embedder is None:
-                    self._embedder = self._make_embedder()
-        return self._embedder
+        return self._vectors.embedder
 
     @property
     def index(self) -> CachedIndex:
         """The turns' vectors in the store of record, read through this part's vector cache."""
-        if self._index is None:
-            embedder = self.embedder
-            with self._lock:
-                if self._index is None:
-                    self._index = CachedIndex(self._make_index(embedder), self._vector_cache)
-        return self._index
+        return self._vectors.index
 
     def window_start(self) -> datetime:
         """Turns dated before this are past retention: not indexed, not recalled, not shown."""
@@ -180,8 +167,9 @@ class ConversationMemory:
             indexer.remove(self, sorted(set(ids) | set(stray)))
         except StoreError as exc:  # Chroma unreachable: the rows below are erased all the same
             unreached = f"Chroma's turn vectors were not reached ({exc})"
-        if self._index is not None:  # and no copy in this process's vector cache
-            self._index.drop_scope(scope)
+        opened = self._vectors.opened
+        if opened is not None:  # and no copy in this process's vector cache
+            opened.drop_scope(scope)
         with self.engine.begin() as conn:
             conn.execute(sa.delete(TURNS).where(in_scope))  # rows a concurrent pass added meanwhile
             conn.execute(
@@ -196,7 +184,7 @@ class ConversationMemory:
 
     def rebuild(self) -> int:
         """Recreate the turns collection and embed every indexed turn again (``reindex --rebuild``)."""
-        self._index = None  # on the client the caller opened anew
+        self._vectors.reopen()  # on the client the caller opened anew
         self.index.recreate()
         with self.engine.connect() as conn:
             scopes = conn.execute(sa.select(TURNS.c.tenant, TURNS.c.customer_id).distinct()).all()

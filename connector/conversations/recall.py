@@ -17,17 +17,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sqlalchemy as sa
 
 from connector.conversations.models import InvalidRecallError, TurnHit
 from connector.conversations.tables import TURNS
-from connector.embeddings.shared_query import SharedQuery, embed_one
-from connector.episodic.fusion import Fused, fuse
-from connector.episodic.ranking import score_threshold
-from connector.lexical import index as lexical
-from connector.lexical.tables import TURN_SOURCE
-from connector.lexical.tokens import MAX_QUERY_CHARS, query_terms
+from connector.embeddings.shared_query import SharedQuery
+from connector.episodic.fusion import Fused
+from connector.episodic.scoped_recall import RecallQuery
+from connector.lexical.tokens import MAX_QUERY_CHARS
 from connector.scope import Scope
 from connector.working.models import Turn
 from connector.working.tables import WorkSession, WorkTurn
@@ -82,25 +79,14 @@ def recall(
         "exclude": exclude_session,
         "limit": settings.max_candidates,
     }
+    window = settings.before + settings.after + 1
+    search = RecallQuery(text, shared_query)  # embedded only once the customer has indexed turns
     with conv.engine.connect() as conn:
-        rows = conn.execute(_CANDIDATES[exclude_session is not None], params).all()
-        if not rows:
-            return []
-        embedder = conv.embedder
-        query_vector = conv.query_pool.get().submit(embed_one, embedder, text, shared_query)
-        vectors = conv.index.guarded(scope, {r.id: r.vector_hash for r in rows})
-        rows = [r for r in rows if r.id in vectors]
-        if not rows:
-            query_vector.cancel()
-            return []
-        matrix = np.vstack([vectors[r.id] for r in rows])
-        scored = lexical.search(conn, scope, TURN_SOURCE, query_terms(text), (r.id for r in rows))
-        window = settings.before + settings.after + 1
-        ranked = fuse(
-            query_vector.result(), matrix, [scored.get(r.id) for r in rows], [()] * len(rows), set(),
-            k=min(len(rows), k * window), threshold=score_threshold(embedder.model_id), fusion=conv.fusion,
+        ranked = conv.ranking.rank(
+            conn, scope, _CANDIDATES[exclude_session is not None], params, search, k=k * window,
+            fusion=conv.fusion,
         )  # fmt: skip
-        chosen = _without_repeats([(rows[f.index], f) for f in ranked], k, settings.before, settings.after)
+        chosen = _without_repeats(ranked, k, settings.before, settings.after)
         turns = _read_turns(conn, scope, chosen, cutoff)
     hits = []
     for row, fused, before, after in chosen:

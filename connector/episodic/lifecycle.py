@@ -163,7 +163,7 @@ def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
     with episodic.engine.connect() as conn:
         rows = conn.execute(sa.select(ENTRIES.c.id, ENTRIES.c.status).where(in_scope)).all()
     unreached = _forget_vectors(episodic, scope, [r.id for r in rows])
-    episodic._vector_cache.drop_scope(scope)  # and no copy in this process's cache (even if Chroma is down)
+    episodic.vector_cache.drop_scope(scope)  # and no copy in this process's cache (even if Chroma is down)
     with episodic.engine.begin() as conn:
         cases = conn.execute(
             sa.delete(CASES).where(CASES.c.tenant == scope.tenant, CASES.c.customer_id == scope.customer_id)

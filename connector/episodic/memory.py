@@ -1,38 +1,36 @@
 """Episodic memory: resolved-case summaries of each customer, recalled by similarity.
 
-Scope first, similarity second. A recall reads the ids of the customer's live entries from the
-relational store (indexed by tenant, customer, status), fetches their vectors from the vector index
-(Chroma, the store of record for vectors) by id, checks each against its row (scope and vector
-hash, :func:`~connector.episodic.vector_index.guarded`) and ranks them, so its cost follows the
-customer's history, not the index size. Vectors already read are served from an in-process cache
-derived from Chroma (:mod:`~connector.episodic.vector_cache`) when the row still wants the same hash.
-The query is embedded on a worker thread while the rows and vectors are read, since the model
-releases the GIL. Document numbers in the query are matched lexically and rank first;
-``include_archived`` also reaches archived entries by document number.
+Scope first, similarity second. A recall reads the customer's live entries (id and vector hash)
+from the relational store (indexed by tenant, customer, status) and ranks them by the hybrid
+pipeline it shares with turn recall (:mod:`~connector.episodic.scoped_recall`: vectors from Chroma
+through the in-process cache, each checked against its row; BM25 over the scope; fusion), so its
+cost follows the customer's history, not the index size. The query is embedded on a worker thread
+while the rows and vectors are read, since the model releases the GIL. Document numbers in the
+query are matched lexically and rank first; ``include_archived`` also reaches archived entries by
+document number; only the top k hits' shown fields are read.
 The scope always comes from the explicit ``customer_id`` / ``tenant`` arguments and is validated
 before any store is touched; caller metadata is stored as data and never consulted for scope.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from connector.background import BackgroundJobs
 from connector.clock import Clock
-from connector.embeddings.base import Embedder, Vectors
-from connector.embeddings.shared_query import SharedQuery, embed_one
+from connector.embeddings.base import Embedder
+from connector.embeddings.shared_query import SharedQuery
 from connector.episodic import erp_cases, lifecycle
 from connector.episodic.customers import require_known_customer
 from connector.episodic.documents import matches, query_doc_keys
-from connector.episodic.fusion import Fused, Fusion, fuse
+from connector.episodic.fusion import Fused, Fusion
+from connector.episodic.lazy_vectors import LazyVectors
 from connector.episodic.models import (
     CaseHit,
     EpisodicStats,
@@ -42,24 +40,20 @@ from connector.episodic.models import (
     RestoreReport,
     RetentionReport,
 )
-from connector.episodic.ranking import score_threshold
 from connector.episodic.rebuild import RebuildReport
 from connector.episodic.reword import reword
+from connector.episodic.scoped_recall import RecallQuery, ScopedRecall
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.vector_cache import CachedIndex, VectorCache
 from connector.episodic.vector_index import VectorIndex
 from connector.episodic.windows import Windows
 from connector.episodic.writer import CaseWriter, NewCase, validate
 from connector.erasure import Erasures
-from connector.errors import StoreError
-from connector.lexical import index as lexical
 from connector.lexical.tables import CASE_SOURCE
-from connector.lexical.tokens import query_terms
 from connector.llm import LLMClient
 from connector.scope import Scope, tenant_or_default
 from connector.settings import RetentionSettings
 from connector.telemetry import traced_recall
-from connector.threads import LazyPool
 
 MAX_K = 50
 REWORDED = ("created", "updated", "archived")  # results whose entry holds the case's own summary
@@ -144,36 +138,27 @@ class EpisodicMemory:
         self.background = background
         self.allow_unknown_customers = allow_unknown_customers
         self.fusion = Fusion()
-        self._make_embedder = embedder
-        self._make_index = index
-        self._embedder: Embedder | None = None
-        self._index: CachedIndex | None = None
-        self._vector_cache = vector_cache or VectorCache(0)
-        self._lock = threading.Lock()
-        # Threads that embed recall queries while the caller reads the scope's rows.
-        self._query_pool = LazyPool("episodic-query")
+        self._vectors = LazyVectors(embedder, index, vector_cache)
+        # Embeds recall queries on its own threads while the caller reads the scope's rows.
+        self._recall = ScopedRecall(self._vectors, CASE_SOURCE, "episodic-query")
 
     def close(self) -> None:
         """Stop this store's worker threads (the embedder and Chroma belong to whoever made them)."""
-        self._query_pool.shutdown()
+        self._recall.close()
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            with self._lock:
-                if self._embedder is None:
-                    self._embedder = self._make_embedder()
-        return self._embedder
+        return self._vectors.embedder
 
     @property
     def index(self) -> CachedIndex:
         """The store of record for vectors, read through this store's vector cache."""
-        if self._index is None:
-            embedder = self.embedder
-            with self._lock:
-                if self._index is None:
-                    self._index = CachedIndex(self._make_index(embedder), self._vector_cache)
-        return self._index
+        return self._vectors.index
+
+    @property
+    def vector_cache(self) -> VectorCache:
+        """The in-process cache of entry vectors in front of :attr:`index`."""
+        return self._vectors.cache
 
     def _scope(self, customer_id: object, tenant: str | None) -> Scope:
         return Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
@@ -282,72 +267,32 @@ class EpisodicMemory:
             )
         if not 1 <= k <= MAX_K:
             raise InvalidCaseError(f"k must be between 1 and {MAX_K}, got {k}")
-        embedder = self.embedder  # resolved here: the worker must not race to create it
-        query_vector = self._query_pool.get().submit(embed_one, embedder, query, shared_query)
-        query_keys = query_doc_keys(query)
-        terms = query_terms(query)
+        search = RecallQuery(query, shared_query, query_doc_keys(query))
+        search.vector = self._recall.embed(query, shared_query)  # beside the rows' reads
+        params = self._params(scope, case_type, as_of)
         with self.engine.connect() as conn:
-            rows = self._candidates(conn, scope, case_type, as_of, with_docs=bool(query_keys))
-            rows, matrix = self._vectors_of(scope, rows, complete=case_type is None and as_of is None)
-            scored = lexical.search(conn, scope, CASE_SOURCE, terms, (r.id for r in rows)) if rows else {}
-            entry_keys = [r.doc_keys for r in rows] if query_keys else [()] * len(rows)
-            ranked = fuse(
-                query_vector.result(), matrix, [scored.get(r.id) for r in rows], entry_keys, query_keys,
-                k=k, threshold=score_threshold(embedder.model_id), fusion=self.fusion,
+            ranked = self._recall.rank(
+                conn, scope, _CANDIDATES[(bool(search.doc_keys), case_type is not None)], params, search,
+                k=k, fusion=self.fusion, complete=case_type is None and as_of is None,
             )  # fmt: skip
-            hits = [(rows[r.index].id, r, False) for r in ranked]
-            if include_archived and query_keys:
-                hits = _with_archive(hits, self._archived(conn, scope, query_keys, case_type, as_of), k)
+            hits = [(row.id, fused, False) for row, fused in ranked]
+            if include_archived and search.doc_keys:
+                hits = _with_archive(hits, self._archived(conn, params, search.doc_keys, case_type), k)
             details = self._details(conn, scope, [entry_id for entry_id, _, _ in hits])
         return [_hit(details[i], r, archived=a) for i, r, a in hits if i in details]
 
-    def _vectors_of(self, scope: Scope, rows: list[Any], *, complete: bool) -> tuple[list[Any], Vectors]:
-        """The rows that have their vector in the index, and those vectors as one matrix.
-
-        A row whose vector is missing, of another scope or not the one it wants (a write not yet
-        indexed) is left out until ``reindex --check --fix`` repairs it. ``complete``: the rows are
-        all the scope's recallable entries (no type or date filter).
-        """
-        dimension = self.embedder.dimension
-        wanted = {r.id: r.vector_hash for r in rows}
-        vectors = self.index.guarded(scope, wanted, complete=complete)
-        kept = [r for r in rows if r.id in vectors]
-        if not kept:
-            return [], np.zeros((0, dimension), dtype=np.float32)
-        matrix = np.vstack([vectors[r.id] for r in kept])
-        if matrix.shape[1] != dimension:
-            raise StoreError(f"index vectors have dimension {matrix.shape[1]}, embedder {dimension}")
-        return kept, matrix
-
+    @staticmethod
     def _archived(
-        self,
-        conn: sa.Connection,
-        scope: Scope,
-        query_keys: set[str],
-        case_type: str | None,
-        as_of: datetime | None,
+        conn: sa.Connection, params: Mapping[str, Any], query_keys: set[str], case_type: str | None
     ) -> list[tuple[str, Fused]]:
         """Archived entries of the scope naming a queried document, most documents matched first."""
         found = []
-        for row in conn.execute(_ARCHIVED[case_type is not None], self._params(scope, case_type, as_of)):
+        for row in conn.execute(_ARCHIVED[case_type is not None], params):
             named = matches(query_keys, row.doc_keys)
             if named:
                 found.append((row.id, Fused(-1, 0.0, 0.0, 0.0, (), named)))
         found.sort(key=lambda hit: (-len(hit[1].matched_documents), hit[0]))
         return found
-
-    def _candidates(
-        self,
-        conn: sa.Connection,
-        scope: Scope,
-        case_type: str | None,
-        as_of: datetime | None,
-        *,
-        with_docs: bool,
-    ) -> list[Any]:
-        """The scope's recallable entries: live, of the type, not past retention or the PII window."""
-        params = self._params(scope, case_type, as_of)
-        return list(conn.execute(_CANDIDATES[(with_docs, case_type is not None)], params).all())
 
     def _params(self, scope: Scope, case_type: str | None, as_of: datetime | None) -> dict[str, Any]:
         windows = Windows.at(self.clock.now(), self.retention)
@@ -395,7 +340,7 @@ class EpisodicMemory:
         def reopen() -> None:
             if release is not None:
                 release()
-            self._index = None  # the factory opens the index again, on a new client
+            self._vectors.reopen()  # the factory opens the index again, on a new client
 
         return rebuild(self, release=reopen)
 

@@ -1,0 +1,124 @@
+"""The hybrid ranking of one scope's candidates, shared by case recall and turn recall.
+
+Scope first, similarity second: the candidates are rows of the relational store read with the
+scope's own filter (the caller's statement: its table, retention and type filters), so the cost
+follows the customer's history, not the index size. Then, for those ids only: their vectors from
+the vector index through the in-process cache, checked against their rows
+(:meth:`~connector.episodic.vector_cache.CachedIndex.guarded`); their BM25 scores from the scoped
+lexical index (the caller's lexical source); the fusion of both
+(:func:`~connector.episodic.fusion.fuse`) with the embedding model's dense threshold. What a hit
+shows (a case's summary, a turn with its neighbours) is the caller's: it gets the ranked rows.
+
+The query is embedded on this recall's own worker pool, beside the reads: started by the caller
+before the candidates are read (case recall), or here once the scope has candidates (turn recall,
+which embeds nothing for a customer without indexed turns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from connector.embeddings.base import Vectors
+from connector.embeddings.shared_query import SharedQuery, embed_one
+from connector.episodic.fusion import Fused, Fusion, fuse
+from connector.episodic.lazy_vectors import LazyVectors
+from connector.episodic.ranking import score_threshold
+from connector.errors import StoreError
+from connector.lexical import index as lexical
+from connector.lexical.tokens import query_terms
+from connector.scope import Scope
+from connector.threads import LazyPool
+
+
+@dataclass(slots=True)
+class RecallQuery:
+    """One recall's query: its text, lexical terms and queried document keys, and its embedding
+    (``vector``: already started by the caller, or None to start it once there are candidates)."""
+
+    text: str
+    shared: SharedQuery | None = None
+    doc_keys: set[str] = field(default_factory=set)
+    vector: Future[Vectors] | None = None
+    terms: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.terms = query_terms(self.text)
+
+    def cancel(self) -> None:
+        """The ranking needs no embedding (a shared one runs on for the other recall)."""
+        if self.vector is not None:
+            self.vector.cancel()
+
+
+class ScopedRecall:
+    """Ranks one scope's candidate rows by vector, lexical score and fusion (see the module doc).
+
+    Candidate rows carry ``id`` (the vector's and the lexical document's id) and ``vector_hash``
+    (the hash the row wants its vector to have), and ``doc_keys`` when the query names documents.
+    """
+
+    def __init__(self, vectors: LazyVectors, lexical_source: str, pool_name: str) -> None:
+        self.vectors = vectors
+        self.lexical_source = lexical_source
+        self._pool = LazyPool(pool_name)
+
+    def close(self) -> None:
+        """Stop the threads that embed queries."""
+        self._pool.shutdown()
+
+    def embed(self, text: str, shared: SharedQuery | None) -> Future[Vectors]:
+        """Start embedding ``text`` on the pool (through ``shared`` when the caller's build has one)."""
+        embedder = self.vectors.embedder  # resolved here: the worker must not race to create it
+        return self._pool.get().submit(embed_one, embedder, text, shared)
+
+    def rank(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        candidates: sa.Executable,
+        params: Mapping[str, Any],
+        query: RecallQuery,
+        *,
+        k: int,
+        fusion: Fusion,
+        complete: bool = False,
+    ) -> list[tuple[Any, Fused]]:
+        """The top ``k`` candidate rows (read by ``candidates`` with ``params``) with their rank.
+
+        A row whose vector is missing, of another scope or not the one it wants (a write not yet
+        indexed) is left out until a repair re-embeds it. ``complete``: the statement reads all the
+        scope's recallable entries (no type or date filter), so the cache drops the others.
+        """
+        rows = list(conn.execute(candidates, params).all())
+        if rows and query.vector is None:
+            query.vector = self.embed(query.text, query.shared)
+        if rows or complete:  # an empty complete read still drops the scope's cached vectors
+            rows, matrix = self._vectors_of(scope, rows, complete=complete)
+        if not rows or query.vector is None:
+            query.cancel()
+            return []
+        scored = lexical.search(conn, scope, self.lexical_source, query.terms, (r.id for r in rows))
+        entry_keys = [r.doc_keys for r in rows] if query.doc_keys else [()] * len(rows)
+        ranked = fuse(
+            query.vector.result(), matrix, [scored.get(r.id) for r in rows], entry_keys, query.doc_keys,
+            k=k, threshold=score_threshold(self.vectors.embedder.model_id), fusion=fusion,
+        )  # fmt: skip
+        return [(rows[r.index], r) for r in ranked]
+
+    def _vectors_of(self, scope: Scope, rows: Sequence[Any], *, complete: bool) -> tuple[list[Any], Vectors]:
+        """The rows that have their vector in the index, and those vectors as one matrix."""
+        dimension = self.vectors.embedder.dimension
+        vectors = self.vectors.index.guarded(scope, {r.id: r.vector_hash for r in rows}, complete=complete)
+        kept = [r for r in rows if r.id in vectors]
+        if not kept:
+            return [], np.zeros((0, dimension), dtype=np.float32)
+        matrix = np.vstack([vectors[r.id] for r in kept])
+        if matrix.shape[1] != dimension:
+            raise StoreError(f"index vectors have dimension {matrix.shape[1]}, embedder {dimension}")
+        return kept, matrix
