@@ -1,11 +1,13 @@
 """The adapters map the real-shaped fakes with 0 field mismatches: every stored column equals the
-value the fake holds for it, through a real sync on SQLite and PostgreSQL (Acumatica on the
-25.200.001 endpoint and on 20.200.001, which lacks CreditLimit, Email and TaxExemptionNumber;
-SAP over OData v2)."""
+value the fake holds for it, through a real sync on SQLite and PostgreSQL, one case per ERP,
+endpoint and stream (Acumatica on the 25.200.001 endpoint and on 20.200.001, which lacks
+CreditLimit, Email and TaxExemptionNumber; SAP over OData v2), and all Acumatica streams synced
+together keep every record."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -156,80 +158,8 @@ CASE: dict[str, Expect] = {
 }
 
 
-def _source(fake: FakeAcumatica, entity: str, key: Callable[[Mapping[str, Any]], str]) -> dict[str, Any]:
-    return {key(row.values): row.values for row in fake.tables[entity].ordered()}
-
-
 def _two(a: str, b: str) -> Callable[[Mapping[str, Any]], str]:
     return lambda v: f"{v[a]}/{v[b]}"
-
-
-@pytest.fixture(params=["25.200.001", "20.200.001"])
-def version(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def acumatica() -> Iterator[FakeAcumatica]:
-    # 120 customers: the 100th has the placeholder id <NEW>, as in real tenants
-    yield FakeAcumatica(
-        seed=13, clock=FrozenClock(NOW), customers=120, vendors=10, invoices=150, sales_orders=60, bills=30,
-        cases=30,
-    )  # fmt: skip
-
-
-def test_acumatica_maps_every_field_of_the_real_shapes(
-    engine: Engine, acumatica: FakeAcumatica, version: str
-) -> None:
-    tenant = acumatica.tenant_settings(name="acu", version=version, page_size=50)
-    sync(
-        engine,
-        tenant,
-        lambda t: AcumaticaAdapter(
-            t, sync=SyncSettings(), clock=FrozenClock(NOW), transport=httpx.MockTransport(acumatica.handle)
-        ),
-    )
-    customer = dict(CUSTOMER)
-    if version == "20.200.001":  # the endpoint lacks these: the fallbacks, or empty
-        customer["credit_limit"] = lambda v: _num(v["CreditVerificationRules"]["CreditLimit"])
-        customer["email"] = _linked("MainContact", "Email")
-        customer["extra.tax_exemption_number"] = lambda v: None
-    invoices = stored(engine, document_t, tenant="acu", party_kind="customer")
-    found = mismatches(
-        stored(engine, party_t, tenant="acu", kind="customer"),
-        _source(acumatica, "Customer", lambda v: v["CustomerID"]),
-        customer,
-    )
-    found += mismatches(
-        stored(engine, party_t, tenant="acu", kind="vendor"),
-        _source(acumatica, "Vendor", lambda v: v["VendorID"]),
-        VENDOR,
-    )
-    found += mismatches(
-        {k: r for k, r in invoices.items() if r.doc_type != "sales_order"},
-        _source(acumatica, "Invoice", _two("Type", "ReferenceNbr")),
-        INVOICE,
-    )
-    found += mismatches(
-        {k: r for k, r in invoices.items() if r.doc_type == "sales_order"},
-        _source(acumatica, "SalesOrder", _two("OrderType", "OrderNbr")),
-        ORDER,
-    )
-    found += mismatches(
-        stored(engine, document_t, tenant="acu", party_kind="vendor"),
-        _source(acumatica, "Bill", _two("Type", "ReferenceNbr")),
-        BILL,
-    )
-    found += mismatches(
-        stored(engine, case_t, tenant="acu"), _source(acumatica, "Case", lambda v: v["CaseID"]), CASE
-    )
-    assert found == []
-    assert "<NEW>" in stored(engine, party_t, tenant="acu", kind="customer")
-    with engine.connect() as conn:
-        counts = conn.execute(
-            sa.select(sa.func.count()).select_from(document_t).where(document_t.c.tenant == "acu")
-        ).scalar_one()
-    assert counts == 150 + 60 + 30
 
 
 def _sap_customer(fake: FakeSAP) -> dict[str, Expect]:
@@ -268,14 +198,129 @@ SAP_ORDER: dict[str, Expect] = {
 }
 
 
-def test_sap_maps_every_field_of_the_real_shapes(engine: Engine) -> None:
-    fake = FakeSAP(seed=13, customers=40, suppliers=5, both=0, sales_orders=50, billing_documents=10)
-    tenant = fake.tenant_settings(name="s4", page_size=20, streams=["BusinessPartner", "SalesOrder"])
-    clock = FrozenClock(NOW)
+@dataclass(frozen=True)
+class Entity:
+    """One stream of one fake ERP: which stored rows hold its records, the fake's records by the
+    ``external_id`` each must be stored under, and what every stored column must equal."""
+
+    erp: str
+    version: str  # the Acumatica endpoint; "v2" for SAP
+    stream: str
+    table: sa.Table
+    where: Mapping[str, str]
+    records: Callable[[Any], Mapping[str, Mapping[str, Any]]]  # the fake -> {external id: values}
+    columns: Callable[[Any], Mapping[str, Expect]]  # the fake -> {column: expected value}
+
+    @property
+    def id(self) -> str:
+        return f"{self.erp}-{self.version}-{self.stream}"
+
+
+def _acumatica_customer(version: str) -> dict[str, Expect]:
+    customer = dict(CUSTOMER)
+    if version == "20.200.001":  # the endpoint lacks these: the fallbacks, or empty
+        customer["credit_limit"] = lambda v: _num(v["CreditVerificationRules"]["CreditLimit"])
+        customer["email"] = _linked("MainContact", "Email")
+        customer["extra.tax_exemption_number"] = lambda v: None
+    return customer
+
+
+def _acumatica(
+    version: str,
+    stream: str,
+    table: sa.Table,
+    where: Mapping[str, str],
+    key: Callable[[Mapping[str, Any]], str],
+    columns: Mapping[str, Expect],
+) -> Entity:
+    """An Acumatica stream: its records are the fake's entity table of the same name."""
+
+    def records(fake: FakeAcumatica) -> dict[str, Any]:
+        return {key(row.values): row.values for row in fake.tables[stream].ordered()}
+
+    return Entity("acumatica", version, stream, table, where, records, lambda _: columns)
+
+
+def _acumatica_entities(version: str) -> list[Entity]:
+    customer, vendor = {"kind": "customer"}, {"kind": "vendor"}
+    sold, bought = {"party_kind": "customer"}, {"party_kind": "vendor"}
+    return [
+        _acumatica(
+            version, "Customer", party_t, customer, lambda v: v["CustomerID"], _acumatica_customer(version)
+        ),
+        _acumatica(version, "Vendor", party_t, vendor, lambda v: v["VendorID"], VENDOR),
+        _acumatica(version, "Invoice", document_t, sold, _two("Type", "ReferenceNbr"), INVOICE),
+        _acumatica(version, "SalesOrder", document_t, sold, _two("OrderType", "OrderNbr"), ORDER),
+        _acumatica(version, "Bill", document_t, bought, _two("Type", "ReferenceNbr"), BILL),
+        _acumatica(version, "Case", case_t, {}, lambda v: v["CaseID"], CASE),
+    ]
+
+
+def _sap_customers(fake: FakeSAP) -> dict[str, Mapping[str, Any]]:
+    return {bp: row for bp, row in fake.data.partners.items() if row["Customer"]}
+
+
+ENTITIES = [
+    *_acumatica_entities("25.200.001"),
+    *_acumatica_entities("20.200.001"),
+    Entity("sap", "v2", "BusinessPartner", party_t, {"kind": "customer"}, _sap_customers, _sap_customer),
+    Entity("sap", "v2", "SalesOrder", document_t, {}, lambda f: f.data.sales_orders, lambda _: SAP_ORDER),
+]
+
+
+def _acumatica_fake() -> FakeAcumatica:
+    # 120 customers: the 100th has the placeholder id <NEW>, as in real tenants
+    return FakeAcumatica(
+        seed=13, clock=FrozenClock(NOW), customers=120, vendors=10, invoices=150, sales_orders=60, bills=30,
+        cases=30,
+    )  # fmt: skip
+
+
+def sync_acumatica(engine: Engine, fake: FakeAcumatica, version: str, streams: list[str] | None) -> None:
+    tenant = fake.tenant_settings(name="erp", version=version, page_size=50, streams=streams)
+    transport = httpx.MockTransport(fake.handle)
     sync(
-        engine, tenant, lambda t: SAPAdapter(t, sync=SyncSettings(), clock=clock, transport=fake.transport())
+        engine,
+        tenant,
+        lambda t: AcumaticaAdapter(t, sync=SyncSettings(), clock=FrozenClock(NOW), transport=transport),
     )
-    partners = {bp: row for bp, row in fake.data.partners.items() if row["Customer"]}
-    found = mismatches(stored(engine, party_t, tenant="s4", kind="customer"), partners, _sap_customer(fake))
-    found += mismatches(stored(engine, document_t, tenant="s4"), fake.data.sales_orders, SAP_ORDER)
-    assert found == []
+
+
+def sync_sap(engine: Engine, fake: FakeSAP, stream: str) -> None:
+    tenant = fake.tenant_settings(name="erp", page_size=20, streams=[stream])
+    transport = fake.transport()
+    sync(
+        engine,
+        tenant,
+        lambda t: SAPAdapter(t, sync=SyncSettings(), clock=FrozenClock(NOW), transport=transport),
+    )
+
+
+@pytest.mark.parametrize("entity", ENTITIES, ids=lambda e: e.id)
+def test_every_stored_column_equals_the_fakes_value(engine: Engine, entity: Entity) -> None:
+    """Each stream synced on its own, so a failure names the ERP, endpoint and stream."""
+    fake: FakeAcumatica | FakeSAP
+    if entity.erp == "acumatica":
+        fake = _acumatica_fake()
+        sync_acumatica(engine, fake, entity.version, [entity.stream])
+    else:
+        fake = FakeSAP(seed=13, customers=40, suppliers=5, both=0, sales_orders=50, billing_documents=10)
+        sync_sap(engine, fake, entity.stream)
+    rows = stored(engine, entity.table, tenant="erp", **entity.where)
+    assert mismatches(rows, entity.records(fake), entity.columns(fake)) == []
+
+
+@pytest.mark.parametrize("version", ["25.200.001", "20.200.001"])
+def test_acumatica_streams_synced_together_keep_every_record(engine: Engine, version: str) -> None:
+    """All streams in one sync: none overwrites another's records, and the placeholder customer id
+    ``<NEW>`` of real tenants is stored like any other."""
+    sync_acumatica(engine, _acumatica_fake(), version, None)
+    assert "<NEW>" in stored(engine, party_t, tenant="erp", kind="customer")
+    with engine.connect() as conn:
+        counts = {
+            table.name: conn.execute(
+                sa.select(sa.func.count()).select_from(table).where(table.c.tenant == "erp")
+            ).scalar_one()
+            for table in (party_t, document_t, case_t)
+        }
+    assert counts == {party_t.name: 120 + 10, document_t.name: 150 + 60 + 30, case_t.name: 30}
