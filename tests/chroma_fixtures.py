@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from ports import free_port
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
@@ -39,12 +39,6 @@ class ChromaServer:
     host: str
     port: int
     path: Path
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _chroma_executable() -> str | None:
@@ -72,7 +66,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaSe
     if executable is None:
         _unavailable("the `chroma` command (from the chromadb package) is not installed")
         raise AssertionError("unreachable")
-    host, port = "127.0.0.1", _free_port()
+    host, port = "127.0.0.1", free_port()
     path = tmp_path_factory.mktemp("chroma-server")
     log_path = path.parent / f"chroma-server-{port}.log"
     with log_path.open("wb") as log:

@@ -10,8 +10,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 import respx
+from llm_stub import USAGE, completion
 from pydantic import SecretStr
-from test_llm import completion
 
 from connector.cli import main
 from connector.doctor import check_llm, check_tenant
@@ -99,9 +99,7 @@ def llm_settings(settings: Settings) -> Settings:
 
 @respx.mock
 def test_the_llm_check_makes_an_authenticated_one_token_call(settings: Settings) -> None:
-    route = respx.post(f"{LLM_URL}/chat/completions").mock(
-        return_value=httpx.Response(200, json=completion("p"))
-    )
+    route = respx.post(f"{LLM_URL}/chat/completions").mock(return_value=completion("p", usage=USAGE))
     result = check_llm(llm_settings(settings))
     assert result.verdict == "ok", result.detail
     request = route.calls.last.request

@@ -7,7 +7,6 @@ directly; tests/test_facts_working.py runs the same path against the real workin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -15,6 +14,7 @@ import httpx
 import pytest
 import respx
 import sqlalchemy as sa
+from llm_stub import LLM_BASE, completion
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
@@ -25,8 +25,6 @@ from connector.facts.extraction import Transcript, fit_transcripts
 from connector.facts.tables import job_t
 from connector.llm import LLMClient
 from connector.settings import LLMSettings, Settings
-
-BASE = "http://llm.test/v1"
 
 
 @dataclass(frozen=True)
@@ -65,19 +63,7 @@ class StubWorking:
 
 
 def answer(*facts: dict[str, object], raw: str | None = None) -> httpx.Response:
-    text = raw if raw is not None else json.dumps({"facts": list(facts)})
-    return httpx.Response(
-        200,
-        json={
-            "id": "c",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-        },
-    )
+    return completion(raw if raw is not None else json.dumps({"facts": list(facts)}))
 
 
 def fact(
@@ -109,14 +95,8 @@ def fact_store(settings: Settings, engine: Engine, working: StubWorking, llm: LL
 
 @pytest.fixture
 def facts(settings: Settings, sqlite_engine: Engine, working: StubWorking) -> FactStore:
-    llm = LLMClient(LLMSettings(base_url=BASE, api_key=SecretStr("sk-test"), model="m", max_retries=0))
+    llm = LLMClient(LLMSettings(base_url=LLM_BASE, api_key=SecretStr("sk-test"), model="m", max_retries=0))
     return fact_store(settings, sqlite_engine, working, llm)
-
-
-@pytest.fixture
-def llm_route() -> Iterator[respx.Route]:
-    with respx.mock(assert_all_called=False) as mock:
-        yield mock.post(f"{BASE}/chat/completions")
 
 
 def jobs(facts: FactStore) -> list[sa.Row[object]]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
 import respx
+from llm_stub import LLM_BASE, completion
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
@@ -16,34 +16,16 @@ from connector.llm import LLMClient
 from connector.memory import Memory
 from connector.settings import LLMSettings, Settings
 
-BASE = "http://llm.test/v1"
-
 
 def answer(*contents: str) -> httpx.Response:
     facts = [{"content": c, "importance": 0.7, "category": "preference"} for c in contents]
-    message = {"role": "assistant", "content": json.dumps({"facts": facts})}
-    return httpx.Response(
-        200,
-        json={
-            "id": "c",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-        },
-    )
+    return completion(json.dumps({"facts": facts}))
 
 
 @pytest.fixture
 def memory(settings: Settings, engine: Engine) -> Memory:
-    llm = LLMClient(LLMSettings(base_url=BASE, api_key=SecretStr("sk-test"), model="m", max_retries=0))
+    llm = LLMClient(LLMSettings(base_url=LLM_BASE, api_key=SecretStr("sk-test"), model="m", max_retries=0))
     return Memory(settings, clock=FrozenClock(), llm=llm, engine=engine)
-
-
-@pytest.fixture
-def llm_route() -> Iterator[respx.Route]:
-    with respx.mock(assert_all_called=False) as mock:
-        yield mock.post(f"{BASE}/chat/completions")
 
 
 def test_sessions_are_consolidated_once_and_new_turns_are_seen(

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
+from llm_stub import LLM_BASE, completion
 
 pytest.importorskip("langgraph", reason="the langgraph extra is not installed")
 
@@ -33,23 +34,7 @@ from connector.llm import LLMClient
 from connector.memory import Memory
 from connector.settings import LLMSettings, Settings
 
-BASE = "http://llm.test/v1"
 LEARNED = "Prefers troubleshooting steps by e-mail"
-
-
-def completion(text: str) -> httpx.Response:
-    return httpx.Response(
-        200,
-        json={
-            "id": "c",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-        },
-    )
 
 
 class FakeOpenAI:
@@ -76,12 +61,12 @@ class FakeOpenAI:
 def fake_openai() -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI()
     with respx.mock(assert_all_called=True) as mock:
-        mock.post(f"{BASE}/chat/completions").mock(side_effect=fake)
+        mock.post(f"{LLM_BASE}/chat/completions").mock(side_effect=fake)
         yield fake
 
 
 def build_graph(memory: Memory) -> Any:
-    client = openai.OpenAI(base_url=BASE, api_key="sk-agent", max_retries=0)
+    client = openai.OpenAI(base_url=LLM_BASE, api_key="sk-agent", max_retries=0)
 
     def agent(state: MemoryState) -> dict[str, Any]:
         history = [
@@ -112,7 +97,7 @@ def test_turn_two_receives_what_consolidation_learned_from_turn_one(
     settings: Settings, engine: Engine, fake_openai: FakeOpenAI
 ) -> None:
     clock = FrozenClock()
-    llm = LLMClient(LLMSettings(base_url=BASE, api_key=SecretStr("sk-test"), model="m", max_retries=0))
+    llm = LLMClient(LLMSettings(base_url=LLM_BASE, api_key=SecretStr("sk-test"), model="m", max_retries=0))
     memory = Memory(settings, clock=clock, llm=llm, engine=engine)
     customer = PartyRecord(
         tenant="default", kind="customer", external_id="C1", name="Printer Co", credit_limit=Decimal("5000")

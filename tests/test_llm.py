@@ -5,28 +5,16 @@ from __future__ import annotations
 import httpx
 import pytest
 import respx
+from llm_stub import LLM_BASE, USAGE, completion
 from pydantic import SecretStr
 
 from connector.errors import LLMError
 from connector.llm import LLMClient, make_llm
 from connector.settings import LLMSettings
 
-BASE = "http://llm.test/v1"
-
-
-def completion(text: str) -> dict[str, object]:
-    return {
-        "id": "c1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "m",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
-    }
-
 
 def client(**kw: object) -> LLMClient:
-    return LLMClient(LLMSettings(base_url=BASE, api_key=SecretStr("sk-very-secret"), model="m", **kw))  # type: ignore[arg-type]
+    return LLMClient(LLMSettings(base_url=LLM_BASE, api_key=SecretStr("sk-very-secret"), model="m", **kw))  # type: ignore[arg-type]
 
 
 def test_no_endpoint_means_non_llm_mode() -> None:
@@ -35,9 +23,7 @@ def test_no_endpoint_means_non_llm_mode() -> None:
 
 @respx.mock
 def test_completion_sends_model_and_key_and_returns_text() -> None:
-    route = respx.post(f"{BASE}/chat/completions").mock(
-        return_value=httpx.Response(200, json=completion("ok"))
-    )
+    route = respx.post(f"{LLM_BASE}/chat/completions").mock(return_value=completion("ok", usage=USAGE))
     result = client().complete("sys", "user")
     assert result.text == "ok"
     request = route.calls.last.request
@@ -47,10 +33,10 @@ def test_completion_sends_model_and_key_and_returns_text() -> None:
 
 @respx.mock
 def test_429_is_retried_then_succeeds() -> None:
-    route = respx.post(f"{BASE}/chat/completions").mock(
+    route = respx.post(f"{LLM_BASE}/chat/completions").mock(
         side_effect=[
             httpx.Response(429, headers={"retry-after": "0"}),
-            httpx.Response(200, json=completion("x")),
+            completion("x", usage=USAGE),
         ]
     )
     assert client(max_retries=2).complete("s", "u").text == "x"
@@ -59,7 +45,7 @@ def test_429_is_retried_then_succeeds() -> None:
 
 @respx.mock
 def test_failure_is_an_llm_error_without_the_key() -> None:
-    respx.post(f"{BASE}/chat/completions").mock(return_value=httpx.Response(500, json={"error": "boom"}))
+    respx.post(f"{LLM_BASE}/chat/completions").mock(return_value=httpx.Response(500, json={"error": "boom"}))
     with pytest.raises(LLMError) as err:
         client(max_retries=0).complete("s", "u")
     assert "500" in str(err.value)
@@ -68,6 +54,6 @@ def test_failure_is_an_llm_error_without_the_key() -> None:
 
 @respx.mock
 def test_timeout_is_an_llm_error() -> None:
-    respx.post(f"{BASE}/chat/completions").mock(side_effect=httpx.ReadTimeout("slow"))
+    respx.post(f"{LLM_BASE}/chat/completions").mock(side_effect=httpx.ReadTimeout("slow"))
     with pytest.raises(LLMError, match="timed out"):
         client(max_retries=0, timeout_s=0.5).complete("s", "u")

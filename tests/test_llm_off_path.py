@@ -17,6 +17,7 @@ import pytest
 import respx
 import sqlalchemy as sa
 from context_fixtures import NOW, seed_erp, stub_context
+from llm_stub import LLM_BASE, completion
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
@@ -28,15 +29,7 @@ from connector.llm import LLMClient
 from connector.memory import Memory
 from connector.settings import LLMSettings, Settings, WorkingMemorySettings
 
-BASE = "http://llm.test/v1"
 HANG_LIMIT_S = 30  # a guard so a broken test cannot hang the suite; released long before
-
-
-def completion(text: str) -> httpx.Response:
-    message = {"role": "assistant", "content": text}
-    choice = {"index": 0, "message": message, "finish_reason": "stop"}
-    return httpx.Response(200, json={"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-                                     "choices": [choice]})  # fmt: skip
 
 
 class HangingLLM:
@@ -61,14 +54,14 @@ def hanging() -> Iterator[tuple[respx.MockRouter, HangingLLM]]:
     llm = HangingLLM("The customer disputes INV-004821 and was promised a credit memo.")
     with respx.mock(assert_all_called=False) as router:
         router.route(host="127.0.0.1").pass_through()  # a Chroma server, when used
-        router.post(f"{BASE}/chat/completions").mock(side_effect=llm)
+        router.post(f"{LLM_BASE}/chat/completions").mock(side_effect=llm)
         yield router, llm
         llm.release.set()
 
 
 def llm_memory(settings: Settings, engine: Engine) -> Memory:
     """A Memory whose LLM client has a short timeout and no retries (the endpoint is mocked)."""
-    conf = LLMSettings(base_url=BASE, api_key=SecretStr("k"), model="m", timeout_s=2.0, max_retries=0)
+    conf = LLMSettings(base_url=LLM_BASE, api_key=SecretStr("k"), model="m", timeout_s=2.0, max_retries=0)
     settings = settings.model_copy(update={"working": WorkingMemorySettings(verbatim_turns=4, fold_batch=2)})
     return Memory(settings, clock=FrozenClock(NOW), llm=LLMClient(conf), engine=engine)
 

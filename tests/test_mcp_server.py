@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
+from ports import free_port
 from sqlalchemy.engine import Engine
 from test_sync_faults import Rig, _rigs, rig_factory, sync_env
 
@@ -204,12 +205,6 @@ def test_bad_input_scope_violations_and_the_allow_list_give_one_line_tool_errors
     assert local.working.state("s-refused").pinned == ()
     with pytest.raises(Exception, match="does not exist"):
         local.working.state("s-x")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def http_server(tmp_path: Path, env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], str]:

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 import respx
+from llm_stub import USAGE, completion
 from pydantic import SecretStr
-from test_llm import completion
 
 from connector.cli import main
 from connector.commands import forget as forget_command
@@ -113,9 +113,7 @@ PROMPT = "Customer ABARTENDE says: my card 4111-1111 was charged twice"
 def test_llm_prompts_are_logged_only_with_verbose_and_the_explicit_setting(
     root_log: io.StringIO, opted_in: bool
 ) -> None:
-    respx.post("http://llm.test/v1/chat/completions").mock(
-        return_value=httpx.Response(200, json=completion("ok"))
-    )
+    respx.post("http://llm.test/v1/chat/completions").mock(return_value=completion("ok", usage=USAGE))
     logging.getLogger().setLevel(logging.DEBUG)
     install_log_redaction(verbose=True, log_customer_text=opted_in)
     llm = LLMClient(

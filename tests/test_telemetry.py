@@ -12,17 +12,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import respx
 from context_fixtures import seed_erp
+from llm_stub import USAGE, completion
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic import SecretStr
-from test_llm import completion
 from test_sync_faults import Rig, rig_factory
 
 from connector import telemetry
@@ -101,9 +100,7 @@ def test_a_sync_run_is_a_span_per_stream_with_page_children_and_record_metrics(
 def test_context_recall_and_llm_spans_carry_ids_and_counts_never_text(
     settings: Settings, recorded: Recorded
 ) -> None:
-    respx.post("http://llm.test/v1/chat/completions").mock(
-        return_value=httpx.Response(200, json=completion(LLM_SUMMARY))
-    )
+    respx.post("http://llm.test/v1/chat/completions").mock(return_value=completion(LLM_SUMMARY, usage=USAGE))
     llm_settings = LLMSettings(base_url="http://llm.test/v1", api_key=SecretStr("sk-otel-secret"), model="m")
     memory = Memory(settings.model_copy(update={"llm": llm_settings}))
     seed_erp(memory, synced_at=datetime.now(UTC))

@@ -7,6 +7,7 @@ import json
 import httpx
 import pytest
 import respx
+from llm_stub import LLM_BASE, completion
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
@@ -16,23 +17,7 @@ from connector.llm import LLMClient
 from connector.memory import Memory
 from connector.settings import LLMSettings, Settings, WorkingMemorySettings
 
-BASE = "http://llm.test/v1"
 INVOICE = {"ReferenceNbr": "INV-004821", "Amount": "18250.40", "DueDate": "2026-02-04"}
-
-
-def completion(text: str) -> httpx.Response:
-    return httpx.Response(
-        200,
-        json={
-            "id": "c",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-        },
-    )
 
 
 def folded_turns(request: httpx.Request) -> list[int]:
@@ -51,7 +36,8 @@ def small_settings(tmp_path: object) -> Settings:
 
 
 def memory_with_llm(settings: Settings, engine: Engine, max_retries: int = 2) -> Memory:
-    llm = LLMClient(LLMSettings(base_url=BASE, api_key=SecretStr("k"), model="m", max_retries=max_retries))
+    conf = LLMSettings(base_url=LLM_BASE, api_key=SecretStr("k"), model="m", max_retries=max_retries)
+    llm = LLMClient(conf)
     return Memory(settings, clock=FrozenClock(), llm=llm, engine=engine)
 
 
@@ -66,7 +52,7 @@ def test_invoice_total_survives_ten_llm_folds_exactly(
 ) -> None:
     # The mocked LLM "forgets" every number; the pinned value must not care, and the check after
     # each call puts the invoice and its amount back into the summary.
-    route = respx.post(f"{BASE}/chat/completions").mock(
+    route = respx.post(f"{LLM_BASE}/chat/completions").mock(
         return_value=completion("They talked about an invoice.")
     )
     memory = memory_with_llm(small_settings, sqlite_engine)
@@ -86,7 +72,7 @@ def test_invoice_total_survives_ten_llm_folds_exactly(
 
 @respx.mock
 def test_each_turn_is_folded_exactly_once(small_settings: Settings, sqlite_engine: Engine) -> None:
-    route = respx.post(f"{BASE}/chat/completions").mock(return_value=completion("s"))
+    route = respx.post(f"{LLM_BASE}/chat/completions").mock(return_value=completion("s"))
     memory = memory_with_llm(small_settings, sqlite_engine)
     talk(memory, 30)
     seen = [seq for call in route.calls for seq in folded_turns(call.request)]
@@ -97,7 +83,7 @@ def test_each_turn_is_folded_exactly_once(small_settings: Settings, sqlite_engin
 
 @respx.mock
 def test_a_429_is_retried_inside_one_fold(small_settings: Settings, sqlite_engine: Engine) -> None:
-    route = respx.post(f"{BASE}/chat/completions").mock(
+    route = respx.post(f"{LLM_BASE}/chat/completions").mock(
         side_effect=[httpx.Response(429, headers={"retry-after-ms": "1"}), completion("folded once")]
     )
     memory = memory_with_llm(small_settings, sqlite_engine)
@@ -112,7 +98,7 @@ def test_a_429_is_retried_inside_one_fold(small_settings: Settings, sqlite_engin
 def test_a_timed_out_fold_changes_nothing_and_the_retry_folds_once(
     small_settings: Settings, sqlite_engine: Engine
 ) -> None:
-    route = respx.post(f"{BASE}/chat/completions").mock(
+    route = respx.post(f"{LLM_BASE}/chat/completions").mock(
         side_effect=[httpx.ReadTimeout("slow"), completion("after timeout")]
     )
     memory = memory_with_llm(small_settings, sqlite_engine, max_retries=0)
@@ -145,7 +131,7 @@ def test_a_fold_that_loses_the_race_is_discarded(small_settings: Settings, sqlit
             return completion("A's stale summary")
         return completion("B's summary")
 
-    respx.post(f"{BASE}/chat/completions").mock(side_effect=llm)
+    respx.post(f"{LLM_BASE}/chat/completions").mock(side_effect=llm)
     result = memory.working.fold("s-1")
     state = memory.working.state("s-1")
     assert result.applied is False
