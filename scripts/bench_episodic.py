@@ -12,9 +12,12 @@ the dense score distributions of true matches and non-matches within each ERP qu
 from which the model's score threshold is calibrated (the 1st percentile of the true-match scores).
 ``--calibrate`` compares the fusion settings on every set instead.
 
-Scale: for each size, 10,000 customers share N synthetic entries (random unit vectors and 25-40
-words of real case text, stored as the writer stores them: the row with its vector hash and its
-lexical postings, the vector in Chroma; the query is embedded for real). It times our recall (the
+Scale: for each size, 10,000 customers share N synthetic entries (above 100k, 10 entries per
+customer as at 100k; random unit vectors and 25-40 words of real case text, stored as the writer
+stores them: the row with its vector hash and its lexical postings, the vector in Chroma; the query
+is embedded for real). ``--store-dir DIR`` keeps each size's store in ``DIR/<size>`` and reuses it
+on the next run, so a 1M store is built once (``--build-only``) and timed later, e.g. on a quiet
+machine. It times our recall (the
 scope's ids from the relational rows -> their vectors from Chroma by id, the postings of the
 query's terms -> fused top-k, query embedding included, embedded while the rows and vectors are
 read) beside the single-collection metadata-filtered Chroma query on the same collection, wall time
@@ -43,6 +46,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -63,12 +67,17 @@ from connector.episodic.summary import compose, embedding_text  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
 from connector.episodic.vector_index import vector_hash  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
+from connector.lexical.tables import CASE_SOURCE, DOCS  # noqa: E402
 from connector.memory import Memory  # noqa: E402
 from connector.scope import Scope  # noqa: E402
 from connector.settings import ChromaSettings, RetentionSettings, Settings  # noqa: E402
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-CUSTOMERS = 10_000
+CUSTOMERS = 10_000  # of the synthetic stores up to 100k entries (see customers_for)
+HISTORY_AT_100K = 10  # entries per customer at 100k, kept above it
+LOAD_BATCH = 5000
+BUILD_CACHE_KIB = 2_097_152  # SQLite page cache of the build's connection (2 GiB)
+STORE_FILE = "store.json"
 QUERY_TEXTS = [
     "Has this customer been billed twice before?",
     "late delivery of the pallets, what did we do last time?",
@@ -487,36 +496,99 @@ def synthetic_summary(vocabulary: list[str], rng: np.random.Generator) -> str:
     return " ".join(vocabulary[int(i)] for i in picks)
 
 
+def customers_for(size: int) -> int:
+    """10,000 customers up to 100k entries; above that 10 entries each, as at 100k, so a customer's
+    history (what recall's cost follows) is the same and the ratio to 100k shows what the size of the
+    whole index costs."""
+    return max(CUSTOMERS, size // HISTORY_AT_100K)
+
+
+def synthetic_rows(
+    start: int, stop: int, customers: int, vocabulary: list[str], model: str, rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    """Entries ``start``..``stop`` as the writer stores them; customers take turns (``i % customers``),
+    so one customer's rows are spread over the table as interleaved ingest leaves them."""
+    rows: list[dict[str, Any]] = []
+    for i in range(start, stop):
+        occurred = NOW - timedelta(days=int(i % 170))
+        summary = synthetic_summary(vocabulary, rng)
+        rows.append({
+            "id": f"e{i:08d}", "tenant": "default", "customer_id": f"C{i % customers:05d}",
+            "case_id": f"case-{i}", "case_type": ("dispute", "delivery", "pricing", "tax")[i % 4],
+            "summary": summary, "summary_mode": "non-llm", "documents": [],
+            "doc_keys": [], "occurred_at": occurred, "retain_from": occurred, "recorded_at": NOW,
+            "updated_at": NOW, "archived_at": None, "pii": False, "status": "live",
+            "embedding_model": model, "merged_count": 1,
+            "vector_hash": vector_hash(model, summary), "vector_pending": False,
+        })  # fmt: skip
+    return rows
+
+
 def load_synthetic(memory: Memory, size: int, rng: np.random.Generator) -> float:
-    """N entries over 10,000 customers: relational rows with their vector hash and lexical postings (the
-    summaries are words of real cases), and the vectors in Chroma."""
-    index = memory.episodic.index
+    """N entries: relational rows with their vector hash and lexical postings (the summaries are
+    words of real cases), and the vectors (random unit vectors) in Chroma with the writer's metadata.
+
+    Built for 1M entries on 2 cores: each batch's rows and postings go in one transaction on one
+    connection with a large page cache (the postings' primary key starts with the customer, so a
+    batch inserts all over the tree), while the previous batch's vectors are written to Chroma on a
+    second thread, straight to the collection (the product's bulk ``upsert``; the in-process vector
+    cache is left out, as in a process that opens the store later). Same entries, in the same order
+    and from the same random draws, as a batch-by-batch build.
+    """
+    inner = getattr(memory.episodic.index, "inner", memory.episodic.index)  # Chroma, behind the cache
     vocabulary = synthetic_vocabulary()
     dim = memory.episodic.embedder.dimension
     model = memory.episodic.embedder.model_id
+    customers = customers_for(size)
     started = time.perf_counter()
-    batch = 5000
-    for start in range(0, size, batch):
-        rows: list[dict[str, Any]] = []
-        for i in range(start, min(size, start + batch)):
-            occurred = NOW - timedelta(days=int(i % 170))
-            summary = synthetic_summary(vocabulary, rng)
-            rows.append({
-                "id": f"e{i:08d}", "tenant": "default", "customer_id": f"C{i % CUSTOMERS:05d}",
-                "case_id": f"case-{i}", "case_type": ("dispute", "delivery", "pricing", "tax")[i % 4],
-                "summary": summary, "summary_mode": "non-llm", "documents": [],
-                "doc_keys": [], "occurred_at": occurred, "retain_from": occurred, "recorded_at": NOW,
-                "updated_at": NOW, "archived_at": None, "pii": False, "status": "live",
-                "embedding_model": model, "merged_count": 1,
-                "vector_hash": vector_hash(model, summary), "vector_pending": False,
-            })  # fmt: skip
-        vectors = rng.standard_normal((len(rows), dim)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        with memory.engine.begin() as conn:
-            conn.execute(sa.insert(ENTRIES), rows)
-            entry_terms.index_entries(conn, rows, replace=False)
-        index.upsert([r["id"] for r in rows], vectors, [chroma_metadata(r) for r in rows])
+    with (
+        memory.engine.connect() as conn,
+        ThreadPoolExecutor(max_workers=1) as chroma,
+        rare_hnsw_saves(inner, size),
+    ):
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:
+            conn.exec_driver_sql(f"PRAGMA cache_size=-{BUILD_CACHE_KIB}")
+            conn.commit()
+        writing: Future[None] | None = None
+        for start in range(0, size, LOAD_BATCH):
+            rows = synthetic_rows(start, min(size, start + LOAD_BATCH), customers, vocabulary, model, rng)
+            vectors = rng.standard_normal((len(rows), dim)).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            metadatas = [chroma_metadata(r) for r in rows]
+            with conn.begin():
+                conn.execute(sa.insert(ENTRIES), rows)
+                entry_terms.index_entries(conn, rows, replace=False)
+            if writing is not None:
+                writing.result()
+            writing = chroma.submit(inner.upsert, [r["id"] for r in rows], vectors, metadatas)
+            if start // LOAD_BATCH % 20 == 19:
+                done = start + len(rows)
+                print(f"    {done:,} of {size:,} entries, {time.perf_counter() - started:.0f} s", flush=True)
+        if writing is not None:
+            writing.result()
+        if sqlite:
+            conn.exec_driver_sql("PRAGMA cache_size=-2000")  # the pool's default again
+            conn.commit()
     return time.perf_counter() - started
+
+
+@contextmanager
+def rare_hnsw_saves(index: Any, size: int) -> Iterator[None]:
+    """Chroma saves a collection's whole HNSW graph to disk every ``sync_threshold`` (1,000) added
+    vectors, ~1.6 GB a time at 1M entries: while the build adds, it saves every 250,000 (or once, at
+    the end, for smaller sizes), then the collection's own threshold is set back. The graph and the
+    stored collection are the same; only the number of intermediate saves differs."""
+    collection = getattr(index, "collection", None)
+    saved = (getattr(collection, "configuration", None) or {}).get("hnsw") or {}
+    if "sync_threshold" not in saved:  # another vector index, or a Chroma without the setting
+        yield
+        return
+    collection.modify(configuration={"hnsw": {"sync_threshold": max(LOAD_BATCH, min(size, 250_000))}})
+    try:
+        yield
+    finally:
+        collection.modify(configuration={"hnsw": {"sync_threshold": saved["sync_threshold"]}})
 
 
 class SizedStore:
@@ -526,18 +598,89 @@ class SizedStore:
     their module.)
     """
 
-    def __init__(self, size: int, memory: Memory, load_s: float, pick: random.Random) -> None:
+    def __init__(
+        self, size: int, memory: Memory, load_s: float, pick: random.Random, *, customers: int = CUSTOMERS
+    ) -> None:
         self.size, self.memory, self.load_s, self.pick = size, memory, load_s, pick
+        self.customers = customers
+        self.reused = False
         self.timings: dict[str, list[float]] = {}
 
     def add(self, name: str, ms: float) -> None:
         self.timings.setdefault(name, []).append(ms)
 
+    def customer(self) -> str:
+        return f"C{self.pick.randrange(self.customers):05d}"
+
 
 def build(workdir: Path, size: int) -> SizedStore:
     memory = new_memory(workdir)
     load_s = load_synthetic(memory, size, np.random.default_rng(size))
-    return SizedStore(size=size, memory=memory, load_s=load_s, pick=random.Random(size))
+    return SizedStore(size, memory, load_s, random.Random(size), customers=customers_for(size))
+
+
+def store_counts(memory: Memory) -> dict[str, int]:
+    """Rows, lexically indexed entries and Chroma vectors: a finished store has all three for each entry."""
+    with memory.engine.connect() as conn:
+        rows = conn.execute(sa.select(sa.func.count()).select_from(ENTRIES)).scalar_one()
+        indexed = conn.execute(
+            sa.select(sa.func.count()).select_from(DOCS).where(DOCS.c.source == CASE_SOURCE)
+        ).scalar_one()
+    return {"rows": int(rows), "indexed": int(indexed), "vectors": memory.episodic.index.count()}
+
+
+def persisted(directory: Path, size: int) -> SizedStore:
+    """The store of ``size`` entries kept in ``directory`` (``--store-dir``): opened when a finished
+    build is there (its ``store.json`` is written last), else built there and described.
+
+    A reopened store is read once from disk first, so the OS holds its files in memory as it did
+    right after the build, and the figures compare with a store built in the same run."""
+    manifest = directory / STORE_FILE
+    if manifest.exists():
+        info = json.loads(manifest.read_text())
+        customers = customers_for(size)
+        if info["entries"] != size or info["customers"] != customers:
+            raise SystemExit(
+                f"{directory} holds {info['entries']:,} entries over {info['customers']:,} customers, "
+                f"not {size:,} over {customers:,}: remove it to rebuild"
+            )
+        warm_s = read_through(directory)
+        memory = new_memory(directory)
+        store = SizedStore(size, memory, info["load_s"], random.Random(size), customers=customers)
+        store.reused = True
+        print(
+            f"  size {size:,}: reused {directory} (built in {info['load_s']:.0f} s at load "
+            f"{info['load_average']}, {info['bytes'] / 2**30:.2f} GiB, read in {warm_s:.0f} s)",
+            flush=True,
+        )
+        return store
+    if directory.exists():
+        shutil.rmtree(directory)  # an interrupted build
+    directory.mkdir(parents=True)
+    load_start = os.getloadavg()[0]
+    store = build(directory, size)
+    counts = store_counts(store.memory)
+    if set(counts.values()) != {size}:
+        raise SystemExit(f"the build of {size:,} entries in {directory} is incomplete: {counts}")
+    info = {
+        "entries": size, "customers": store.customers, "load_s": round(store.load_s, 1),
+        "load_average": [round(load_start, 1), round(os.getloadavg()[0], 1)], "counts": counts,
+        "bytes": sum(f.stat().st_size for f in directory.rglob("*") if f.is_file()),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }  # fmt: skip
+    manifest.write_text(json.dumps(info, indent=1) + "\n")
+    return store
+
+
+def read_through(directory: Path) -> float:
+    """Read every file of the store once (into the OS page cache); returns the seconds it took."""
+    started = time.perf_counter()
+    for path in sorted(directory.rglob("*")):
+        if path.is_file():
+            with path.open("rb") as f:
+                while f.read(1 << 24):
+                    pass
+    return time.perf_counter() - started
 
 
 def time_recall(store: SizedStore, i: int) -> None:
@@ -545,7 +688,7 @@ def time_recall(store: SizedStore, i: int) -> None:
     whose vectors are not in the vector cache (cold: read from Chroma), then a second recall of that
     customer with another query (warm: the vectors come from the cache, the rest is done again)."""
     episodic = store.memory.episodic
-    customer, text = f"C{store.pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[i % len(QUERY_TEXTS)]
+    customer, text = store.customer(), QUERY_TEXTS[i % len(QUERY_TEXTS)]
     drop = getattr(episodic.index, "drop_scope", None)  # None: code from before the vector cache
     if drop is not None:
         drop(Scope.of("default", customer))
@@ -564,7 +707,7 @@ def time_naive(store: SizedStore, n: int) -> None:
     episodic = store.memory.episodic
     collection = getattr(episodic.index, "inner", episodic.index).collection  # Chroma, behind the cache
     for i in range(n):
-        customer, text = f"C{store.pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[i % len(QUERY_TEXTS)]
+        customer, text = store.customer(), QUERY_TEXTS[i % len(QUERY_TEXTS)]
         t0 = time.perf_counter()
         qv = episodic.embedder.embed([text])
         t1 = time.perf_counter()
@@ -583,7 +726,7 @@ def measure(stores: list[SizedStore], n_queries: int, naive_queries: int) -> lis
     during the run hits every size alike and the ratios between sizes stay meaningful."""
     for store in stores:
         for _ in range(20):  # warm-up
-            store.memory.episodic.recall(f"C{store.pick.randrange(CUSTOMERS):05d}", QUERY_TEXTS[0])
+            store.memory.episodic.recall(store.customer(), QUERY_TEXTS[0])
     for i in range(n_queries):
         for store in stores:
             time_recall(store, i)
@@ -596,8 +739,10 @@ def figures(store: SizedStore) -> dict[str, Any]:
     t = store.timings
     return {
         "entries": store.size,
-        "entries_per_customer": store.size / CUSTOMERS,
+        "customers": store.customers,
+        "entries_per_customer": store.size / store.customers,
         "load_s": round(store.load_s, 1),
+        "reused": store.reused,
         "embed_p50_ms": round(pct(t.get("embed", []), 50), 2),
         "embed_p95_ms": round(pct(t.get("embed", []), 95), 2),
         "recall_p50_ms": round(pct(t.get("recall", []), 50), 2),
@@ -666,7 +811,19 @@ def main() -> int:
         help=f"sqlite (default), or a PostgreSQL admin URL (`postgres`: {DEFAULT_PG_ADMIN}); "
         "every store is then a scratch database there",
     )
+    parser.add_argument(
+        "--store-dir",
+        type=Path,
+        metavar="DIR",
+        help="keep each size's store in DIR/<size> and reuse a finished one instead of building it "
+        "(SQLite and embedded Chroma only), so the timing can be re-run without a rebuild",
+    )
+    parser.add_argument(
+        "--build-only", action="store_true", help="build (or check) the sizes' stores, then exit: no timing"
+    )
     args = parser.parse_args()
+    if args.store_dir is not None and (args.database != "sqlite" or args.server is not None):
+        parser.error("--store-dir keeps SQLite stores with embedded Chroma only")
     if args.database != "sqlite":
         global PG_ADMIN_URL
         PG_ADMIN_URL = DEFAULT_PG_ADMIN if args.database == "postgres" else args.database
@@ -706,15 +863,20 @@ def run(args: argparse.Namespace, tmp: Path, deadline: float, load_start: float)
     skipped: list[int] = []
     if not args.skip_scale:
         for size in sorted(int(s) for s in args.sizes.split(",")):
-            if stores:
+            kept = args.store_dir / str(size) if args.store_dir is not None else None
+            if stores and not (kept is not None and (kept / STORE_FILE).exists()):
                 last = stores[-1]
                 estimate = last.load_s * size / last.size * 1.3 + 120
                 if time.monotonic() + estimate > deadline:
                     print(f"  size {size:,} skipped: estimated {estimate / 60:.0f} min does not fit")
                     skipped.append(size)
                     continue
-            stores.append(build(tmp / f"scale-{size}", size))
-            print(f"  size {size:,}: loaded in {stores[-1].load_s:.1f} s", flush=True)
+            stores.append(persisted(kept, size) if kept is not None else build(tmp / f"scale-{size}", size))
+            if not stores[-1].reused:
+                print(f"  size {size:,}: loaded in {stores[-1].load_s:.1f} s, load {os.getloadavg()[0]:.1f}"
+                      + (f", kept in {kept}" if kept is not None else ""), flush=True)  # fmt: skip
+    if args.build_only:
+        return 0
     results = measure(stores, args.queries, args.naive_queries)
     for done in results:
         print(
