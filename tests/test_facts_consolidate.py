@@ -25,30 +25,21 @@ from connector.facts.extraction import Transcript, fit_transcripts
 from connector.facts.tables import job_t
 from connector.llm import LLMClient
 from connector.settings import LLMSettings, Settings
-
-
-@dataclass(frozen=True)
-class Info:
-    session_id: str
-    tenant: str
-    customer_id: str
-    agent_id: str | None
-    workflow_id: str | None
-    last_seq: int
+from connector.working import SessionInfo
 
 
 @dataclass
 class StubWorking:
     """Sessions with a transcript each; ``mark_failures`` makes the next marks raise."""
 
-    sessions: dict[str, tuple[Info, str]] = field(default_factory=dict)
+    sessions: dict[str, tuple[SessionInfo, str]] = field(default_factory=dict)
     marked: dict[str, int] = field(default_factory=dict)
     mark_failures: int = 0
 
     def add(self, sid: str, text: str, customer: str = "C1", agent: str | None = None, seq: int = 2) -> None:
-        self.sessions[sid] = (Info(sid, "default", customer, agent, None, seq), text)
+        self.sessions[sid] = (SessionInfo(sid, "default", customer, agent, None, seq), text)
 
-    def sessions_to_consolidate(self, *, limit: int = 100) -> list[Info]:
+    def sessions_to_consolidate(self, *, limit: int = 100) -> list[SessionInfo]:
         pending = [i for i, _ in self.sessions.values() if self.marked.get(i.session_id, 0) < i.last_seq]
         return pending[:limit]
 
