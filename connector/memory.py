@@ -31,13 +31,14 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
 from connector.clock import Clock, SystemClock
 from connector.db.engine import engine_for
-from connector.errors import ErasureIncomplete
+from connector.errors import ErasureIncomplete, StoreError
 from connector.failures import database_errors, translated, translated_async
 from connector.llm import LLMClient, make_llm
 from connector.scope import Scope, tenant_or_default
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from connector.embeddings import MiniLMEmbedder, OpenAIEmbedder
     from connector.embeddings.base import Embedder
     from connector.episodic import EpisodicMemory
-    from connector.episodic.chroma_index import ChromaIndex
+    from connector.episodic.chroma_index import ChromaEraser, ChromaIndex
     from connector.episodic.models import CaseHit, RecordedCase
     from connector.episodic.rebuild import RebuildReport
     from connector.erasure import Erasures
@@ -155,16 +156,33 @@ class Memory:
 
         return open_client(self.settings)
 
+    @property
+    def _embedded_chroma(self) -> Path | None:
+        """The embedded Chroma's directory (None for a Chroma server)."""
+        return None if self.settings.chroma.host else self.settings.chroma_path
+
     def _cases_index(self, embedder: Embedder) -> ChromaIndex:
         from connector.episodic.chroma_index import cases_index
 
-        return cases_index(self.chroma_client, self.settings.chroma, embedder)
+        chroma = self.settings.chroma
+        return cases_index(self.chroma_client, chroma, embedder, embedded_path=self._embedded_chroma)
+
+    def _turns_name(self) -> str:
+        return f"{self.settings.chroma.collection_prefix}_turns"
 
     def _turns_index(self, embedder: Embedder) -> ChromaIndex:
         from connector.episodic.chroma_index import ChromaIndex
 
-        name = f"{self.settings.chroma.collection_prefix}_turns"
-        return ChromaIndex(self.chroma_client, name, model_id=embedder.model_id, dimension=embedder.dimension)
+        return ChromaIndex(
+            self.chroma_client, self._turns_name(), model_id=embedder.model_id, dimension=embedder.dimension,
+            embedded_path=self._embedded_chroma,
+        )  # fmt: skip
+
+    def _eraser(self, name: str) -> ChromaEraser:
+        """A collection opened for ``forget``: the embedding model is neither loaded nor checked."""
+        from connector.episodic.chroma_index import ChromaEraser
+
+        return ChromaEraser(self.chroma_client, name, embedded_path=self._embedded_chroma)
 
     @cached_property
     def background(self) -> BackgroundJobs:
@@ -187,6 +205,7 @@ class Memory:
     @cached_property
     def episodic(self) -> EpisodicMemory:
         from connector.episodic import EpisodicMemory
+        from connector.episodic.chroma_index import cases_name
         from connector.episodic.vector_cache import VectorCache
 
         return EpisodicMemory(
@@ -202,6 +221,7 @@ class Memory:
             background=self._llm_background(),
             vector_cache=VectorCache(self.settings.chroma.vector_cache_mb * 2**20),
             allow_unknown_customers=self.settings.episodic.allow_unknown_customers,
+            eraser=lambda: self._eraser(cases_name(self.settings.chroma)),
         )
 
     @cached_property
@@ -221,6 +241,7 @@ class Memory:
             default_tenant=self.default_tenant,
             embedded_chroma_path=None if self.settings.chroma.host else self.settings.chroma_path,
             vector_cache=VectorCache(self.settings.chroma.vector_cache_mb * 2**20),
+            eraser=lambda: self._eraser(self._turns_name()),
         )
 
     def _conversations_on(self) -> ConversationMemory | None:
@@ -458,31 +479,38 @@ class Memory:
 
         A tombstone is written first, so later agent writes raise ``ErasedCustomerError`` and later
         syncs do not bring the customer's ERP cases back into episodic memory (until
-        :meth:`lift_erasure`). Deleted bytes are scrubbed from the SQLite files and the embedded
-        Chroma log. Returns how many items each store removed. ERP facts are not touched: the ERP
-        owns them. If Chroma cannot be reached, everything else is still erased and
-        ``ErasureIncomplete`` (a StoreError) says what was left; calling ``forget`` again, or
-        :meth:`rebuild_episodic_index`, completes it.
+        :meth:`lift_erasure`). Deleted bytes are scrubbed from the SQLite files, the embedded
+        Chroma log and the unused part of Chroma's index files. Returns how many items each store
+        removed. ERP facts are not touched: the ERP owns them. The embedding model is not loaded.
+        If Chroma cannot be reached, everything else is still erased and ``ErasureIncomplete`` (a
+        StoreError) says what was left; the erasure stays pending, and calling ``forget`` again
+        (which then also searches Chroma by metadata), or :meth:`rebuild_episodic_index`, completes it.
         """
         from connector.erasure.disk import scrub_relational
+        from connector.erasure.hnsw import scrub_segment_slack
 
         scope = Scope.of(self.tenant_name(tenant), customer_id)
-        self.erasures.erase(scope)
+        sweep = self.erasures.erase(scope)  # an earlier erasure of the customer left work in Chroma
         removed: dict[str, int] = {}
         incomplete: list[ErasureIncomplete] = []
         for part in (self.episodic, self.conversations):
             try:
-                removed.update(part.forget(scope.customer_id, tenant=scope.tenant))
+                removed.update(part.forget(scope.customer_id, tenant=scope.tenant, sweep=sweep))
             except ErasureIncomplete as exc:  # Chroma unreachable: the relational side is erased all the same
                 incomplete.append(exc)
                 removed.update(exc.removed)
         removed.update(self.working.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.facts.forget(scope.customer_id, tenant=scope.tenant))
         scrub_relational(self.engine)
-        if incomplete:
-            raise ErasureIncomplete(
-                scope.customer_id, removed, [u for exc in incomplete for u in exc.unreached]
-            )
+        unreached = [u for exc in incomplete for u in exc.unreached]
+        if self._embedded_chroma is not None:  # even when Chroma itself could not be opened
+            try:
+                scrub_segment_slack(self._embedded_chroma)
+            except StoreError as exc:
+                unreached.append(str(exc))
+        if unreached:
+            raise ErasureIncomplete(scope.customer_id, removed, unreached)
+        self.erasures.vectors_erased(scope)
         return removed
 
     @translated
@@ -495,7 +523,13 @@ class Memory:
         conversations = self._conversations_on()
         if conversations is None:
             return report
-        return dataclasses.replace(report, turns_rebuilt=conversations.rebuild())
+        report = dataclasses.replace(report, turns_rebuilt=conversations.rebuild())
+        if self._embedded_chroma is not None:
+            from connector.episodic.rebuild import compact_chroma
+
+            compact_chroma(self._embedded_chroma)  # the turns collection's dropped bytes too
+        self.erasures.all_vectors_erased()  # both collections hold only what the rows allow
+        return report
 
     def _release_chroma(self) -> None:
         """Close the Chroma client so its files can be replaced; the next use opens a new one."""

@@ -32,7 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from connector.conversations.tables import SESSIONS, TURNS
-from connector.episodic.vector_index import HASH_KEY, guarded, vector_hash
+from connector.episodic.vector_index import HASH_KEY, Eraser, guarded, vector_hash
 from connector.erasure.disk import purge_chroma_log
 from connector.lexical import index as lexical
 from connector.lexical.index import LexicalDocument
@@ -218,11 +218,12 @@ def pending_sessions(conv: ConversationMemory, limit: int | None = None) -> list
         return list(conn.execute(statement).scalars())
 
 
-def remove(conv: ConversationMemory, ids: Sequence[str]) -> None:
-    """Take indexed turns out of every store: Chroma (and its log), the rows, the postings."""
+def remove(conv: ConversationMemory, ids: Sequence[str], *, eraser: Eraser | None = None) -> None:
+    """Take indexed turns out of every store: Chroma (and its log), the rows, the postings.
+    ``eraser``: what deletes the vectors (default: the part's index)."""
     if not ids:
         return
-    conv.index.delete(list(ids))
+    (eraser or conv.index).delete(list(ids))
     if conv.embedded_chroma_path is not None:  # its log still holds the vectors and their scope
         purge_chroma_log(conv.embedded_chroma_path, list(ids))
     with conv.engine.begin() as conn:

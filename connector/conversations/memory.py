@@ -31,7 +31,7 @@ from connector.episodic.fusion import Fusion
 from connector.episodic.lazy_vectors import LazyVectors
 from connector.episodic.scoped_recall import ScopedRecall
 from connector.episodic.vector_cache import CachedIndex, VectorCache
-from connector.episodic.vector_index import VectorIndex
+from connector.episodic.vector_index import Eraser, VectorIndex
 from connector.episodic.windows import Windows
 from connector.erasure import Erasures
 from connector.errors import ErasureIncomplete, StoreError
@@ -58,11 +58,13 @@ class ConversationMemory:
         embedded_chroma_path: Path | None = None,
         fusion: Fusion | None = None,
         vector_cache: VectorCache | None = None,
+        eraser: Callable[[], Eraser] | None = None,
     ) -> None:
         """``embedder`` and ``index`` are factories called on first use (``index`` makes the turns'
         vector collection, e.g. Chroma's ``<prefix>_turns``). ``embedded_chroma_path``: the embedded
         Chroma whose log erasure purges (None for a server). ``fusion``: as case recall's default.
-        ``vector_cache``: the in-process cache of turn vectors read from Chroma (none without it)."""
+        ``vector_cache``: the in-process cache of turn vectors read from Chroma (none without it).
+        ``eraser``: opens the collection for ``forget`` without the embedder."""
         self.engine = engine
         self.clock = clock
         self.settings = settings
@@ -72,6 +74,7 @@ class ConversationMemory:
         self.embedded_chroma_path = embedded_chroma_path
         self.fusion = fusion or Fusion()
         self._vectors = LazyVectors(embedder, index, vector_cache)
+        self._make_eraser = eraser
         self.background = BackgroundJobs("turn-index", max_pending=settings.max_pending)
         # The hybrid ranking of a customer's indexed turns; embeds queries on its own threads.
         self.ranking = ScopedRecall(self._vectors, TURN_SOURCE, "conversation-query")
@@ -89,6 +92,12 @@ class ConversationMemory:
     def index(self) -> CachedIndex:
         """The turns' vectors in the store of record, read through this part's vector cache."""
         return self._vectors.index
+
+    def eraser(self) -> Eraser:
+        """What ``forget`` deletes through: the open index, else the eraser (no embedder), else the index."""
+        if self._vectors.opened is not None or self._make_eraser is None:
+            return self.index
+        return self._make_eraser()
 
     def window_start(self) -> datetime:
         """Turns dated before this are past retention: not indexed, not recalled, not shown."""
@@ -155,16 +164,20 @@ class ConversationMemory:
         indexer.remove(self, ids)
         return ConversationRetention(removed=len(ids))
 
-    def forget(self, customer_id: str, *, tenant: str) -> dict[str, int]:
-        """Erase the customer's indexed turns everywhere: Chroma (and its log), rows, postings, progress."""
+    def forget(self, customer_id: str, *, tenant: str, sweep: bool = True) -> dict[str, int]:
+        """Erase the customer's indexed turns everywhere: Chroma (and its log), rows, postings, progress.
+
+        ``sweep``: also search Chroma by metadata for turn vectors no row names (an unfinished
+        erasure left them; see :func:`connector.episodic.lifecycle.forget`)."""
         scope = Scope.of(tenant, customer_id)
         in_scope = sa.and_(TURNS.c.tenant == scope.tenant, TURNS.c.customer_id == scope.customer_id)
         with self.engine.connect() as conn:
             ids = list(conn.execute(sa.select(TURNS.c.id).where(in_scope)).scalars())
         unreached = None
-        try:  # also vectors stamped with the scope that an earlier forget could not reach
-            stray = self.index.ids_in_scope(scope.tenant, scope.customer_id)
-            indexer.remove(self, sorted(set(ids) | set(stray)))
+        try:
+            eraser = self.eraser()
+            stray = eraser.ids_in_scope(scope.tenant, scope.customer_id) if sweep else []
+            indexer.remove(self, sorted(set(ids) | set(stray)), eraser=eraser)
         except StoreError as exc:  # Chroma unreachable: the rows below are erased all the same
             unreached = f"Chroma's turn vectors were not reached ({exc})"
         opened = self._vectors.opened

@@ -11,6 +11,11 @@ knows which entries belong to the scope, and fetching those by id costs what the
 costs, while a metadata-filtered query scans the whole collection (see the benchmark). The scope in
 each vector's metadata is checked on the client side: ``get`` with both ``ids`` and a ``where`` filter
 took 80-150 ms at 100k vectors (Chroma evaluates the filter over the collection), against ~1 ms by id.
+
+Embedded, every write runs under this process's lock of the directory and is followed by zeroing
+the HNSW files past their last element (:mod:`connector.erasure.hnsw`): a write may start a segment,
+and Chroma then writes uninitialised memory (freed copies of earlier records) into it.
+:class:`ChromaEraser` opens the collection for ``forget`` without an embedder.
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from connector.embeddings.base import Embedder, Vectors
 from connector.episodic.vector_index import Stamp, StoredVector
+from connector.erasure.hnsw import WRITES, scrub_segment_slack
 from connector.errors import ConnectorError, EmbeddingModelMismatch, StoreError
 from connector.settings import ChromaSettings, Settings
 
@@ -57,10 +64,19 @@ def open_client(settings: Settings) -> Any:
         raise StoreError(f"Chroma at {where} is unavailable: {type(exc).__name__}: {exc}{hint}") from None
 
 
-def cases_index(client: Any, conf: ChromaSettings, embedder: Embedder) -> ChromaIndex:
-    """The settings' case-summary collection on ``client``, checked against ``embedder``."""
-    name = f"{conf.collection_prefix}_cases"
-    return ChromaIndex(client, name, model_id=embedder.model_id, dimension=embedder.dimension)
+def cases_name(conf: ChromaSettings) -> str:
+    return f"{conf.collection_prefix}_cases"
+
+
+def cases_index(
+    client: Any, conf: ChromaSettings, embedder: Embedder, *, embedded_path: Path | None = None
+) -> ChromaIndex:
+    """The settings' case-summary collection on ``client``, checked against ``embedder``;
+    ``embedded_path``: the directory of an embedded Chroma (None for a server)."""
+    return ChromaIndex(
+        client, cases_name(conf), model_id=embedder.model_id, dimension=embedder.dimension,
+        embedded_path=embedded_path,
+    )  # fmt: skip
 
 
 @contextmanager
@@ -76,12 +92,87 @@ def _chroma_errors(action: str, name: str) -> Iterator[None]:
         ) from None
 
 
-class ChromaIndex:
-    """The case-summary collection, checked against the embedder that reads and writes it."""
+class _Collection:
+    """A named collection on a client; writes to an embedded one leave no stale bytes behind."""
 
-    def __init__(self, client: Any, name: str, *, model_id: str, dimension: int) -> None:
+    def __init__(self, client: Any, name: str, *, embedded_path: Path | None = None) -> None:
         self._client = client
         self.name = name
+        self.embedded_path = embedded_path
+
+    @contextmanager
+    def _writing(self, action: str) -> Iterator[None]:
+        """One write: Chroma's errors as StoreError; embedded, under the directory's lock and
+        followed by zeroing what Chroma's HNSW files hold past their last element."""
+        if self.embedded_path is None:
+            with _chroma_errors(action, self.name):
+                yield
+            return
+        with WRITES.of(self.embedded_path):
+            try:
+                with _chroma_errors(action, self.name):
+                    yield
+            finally:
+                scrub_segment_slack(self.embedded_path)
+
+    def _delete(self, collection: Any, ids: Sequence[str]) -> None:
+        with self._writing("delete"):
+            for start in range(0, len(ids), _BATCH):
+                collection.delete(ids=list(ids[start : start + _BATCH]))
+
+    @staticmethod
+    def _in_scope(collection: Any, name: str, tenant: str, customer_id: str) -> list[str]:
+        where = {"$and": [{"tenant": tenant}, {"customer_id": customer_id}]}
+        with _chroma_errors("get", name):
+            return list(collection.get(where=where, include=[])["ids"])
+
+
+class ChromaEraser(_Collection):
+    """A collection opened for erasing from it (``forget``): no embedder is needed, none is loaded,
+    and the collection's model is not checked (a collection of another model is erased from all the
+    same). A collection that does not exist is not created: there is nothing to erase in it."""
+
+    def __init__(self, client: Any, name: str, *, embedded_path: Path | None = None) -> None:
+        super().__init__(client, name, embedded_path=embedded_path)
+        self._collection: Any = None
+        self._missing = False
+
+    def _existing(self) -> Any:
+        from chromadb.errors import NotFoundError
+
+        if self._collection is None and not self._missing:
+            try:
+                self._collection = self._client.get_collection(self.name, embedding_function=None)
+            except NotFoundError:
+                self._missing = True
+            except ValueError as exc:  # older clients say "does not exist" with a ValueError
+                if "does not exist" not in str(exc):
+                    raise StoreError(f"Chroma collection {self.name!r} cannot be opened: {exc}") from None
+                self._missing = True
+            except Exception as exc:
+                raise StoreError(
+                    f"Chroma collection {self.name!r} cannot be opened: {type(exc).__name__}"
+                ) from None
+        return self._collection
+
+    def ids_in_scope(self, tenant: str, customer_id: str) -> list[str]:
+        """Ids of the vectors stamped with this scope: a filtered scan of the whole collection."""
+        collection = self._existing()
+        return [] if collection is None else self._in_scope(collection, self.name, tenant, customer_id)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        collection = self._existing()
+        if collection is not None and ids:
+            self._delete(collection, ids)
+
+
+class ChromaIndex(_Collection):
+    """The case-summary collection, checked against the embedder that reads and writes it."""
+
+    def __init__(
+        self, client: Any, name: str, *, model_id: str, dimension: int, embedded_path: Path | None = None
+    ) -> None:
+        super().__init__(client, name, embedded_path=embedded_path)
         self.model_id = model_id
         self.dimension = dimension
         self._collection: Any = None
@@ -131,7 +222,7 @@ class ChromaIndex:
             raise StoreError(
                 f"expected {len(ids)} vectors of dimension {self.dimension}, got {vectors.shape}"
             )
-        with _chroma_errors("upsert", self.name):
+        with self._writing("upsert"):
             for start in range(0, len(ids), _BATCH):
                 stop = start + _BATCH
                 self.collection.upsert(
@@ -142,7 +233,7 @@ class ChromaIndex:
 
     def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
         if ids:
-            with _chroma_errors("update", self.name):
+            with self._writing("update"):
                 self.collection.update(ids=list(ids), metadatas=[dict(m) for m in metadatas])
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Vectors]:
@@ -188,14 +279,11 @@ class ChromaIndex:
 
     def ids_in_scope(self, tenant: str, customer_id: str) -> list[str]:
         """Ids of the vectors stamped with this scope: a filtered scan, for erasure only (never recall)."""
-        where = {"$and": [{"tenant": tenant}, {"customer_id": customer_id}]}
-        with _chroma_errors("get", self.name):
-            return list(self.collection.get(where=where, include=[])["ids"])
+        return self._in_scope(self.collection, self.name, tenant, customer_id)
 
     def delete(self, ids: Sequence[str]) -> None:
-        with _chroma_errors("delete", self.name):
-            for start in range(0, len(ids), _BATCH):
-                self.collection.delete(ids=list(ids[start : start + _BATCH]))
+        if ids:
+            self._delete(self.collection, ids)
 
     def count(self) -> int:
         with _chroma_errors("count", self.name):
@@ -215,5 +303,5 @@ class ChromaIndex:
             self._client.delete_collection(self.name)
         except Exception as exc:
             log.debug("no collection %s to drop (%s)", self.name, type(exc).__name__)
-        with _chroma_errors("create", self.name):
+        with self._writing("create"):
             self._collection = self._create()

@@ -153,16 +153,19 @@ def _index_rows(episodic: EpisodicMemory, rows: list[dict[str, Any]]) -> None:
         conn.execute(MARK_INDEXED, marks)
 
 
-def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
+def forget(episodic: EpisodicMemory, scope: Scope, *, sweep: bool = True) -> dict[str, int]:
     """Erase every entry and raw case of one customer, live or archived, from Chroma and the tables.
 
-    Chroma goes first; if it cannot be reached the tables are still erased and
-    :class:`ErasureIncomplete` says so (running ``forget`` again finds the vectors by their scope).
+    Chroma goes first, by the rows' ids (no embedder is loaded: :meth:`EpisodicMemory.eraser`); if it
+    cannot be reached the tables are still erased and :class:`ErasureIncomplete` says so. Vectors
+    that no row names exist only after such an unfinished erasure (every other path deletes the
+    vector before its row, or keeps the row), so the scan of Chroma by metadata that finds them
+    runs only with ``sweep`` (``Memory.forget``: when an earlier erasure is still pending).
     """
     in_scope = (ENTRIES.c.tenant == scope.tenant) & (ENTRIES.c.customer_id == scope.customer_id)
     with episodic.engine.connect() as conn:
         rows = conn.execute(sa.select(ENTRIES.c.id, ENTRIES.c.status).where(in_scope)).all()
-    unreached = _forget_vectors(episodic, scope, [r.id for r in rows])
+    unreached = _forget_vectors(episodic, scope, [r.id for r in rows], sweep=sweep)
     episodic.vector_cache.drop_scope(scope)  # and no copy in this process's cache (even if Chroma is down)
     with episodic.engine.begin() as conn:
         cases = conn.execute(
@@ -180,13 +183,16 @@ def forget(episodic: EpisodicMemory, scope: Scope) -> dict[str, int]:
     return removed
 
 
-def _forget_vectors(episodic: EpisodicMemory, scope: Scope, ids: list[str]) -> str | None:
-    """Chroma's part of an erasure: the rows' ids and any vector stamped with the scope (left by an
-    earlier ``forget`` that could not reach Chroma). None when done, else what could not be done."""
+def _forget_vectors(episodic: EpisodicMemory, scope: Scope, ids: list[str], *, sweep: bool) -> str | None:
+    """Chroma's part of an erasure: the rows' ids and, with ``sweep``, any vector stamped with the
+    scope (left by an earlier ``forget`` that could not reach Chroma). None when done, else what
+    could not be done."""
     try:
-        every = sorted(set(ids) | set(episodic.index.ids_in_scope(scope.tenant, scope.customer_id)))
+        eraser = episodic.eraser()
+        stray = eraser.ids_in_scope(scope.tenant, scope.customer_id) if sweep else []
+        every = sorted(set(ids) | set(stray))
         if every:
-            episodic.index.delete(every)  # archived ids are not in the index; deleting them is a no-op
+            eraser.delete(every)  # archived ids are not in the index; deleting them is a no-op
             if episodic.embedded_chroma_path is not None:  # its log still holds the vectors and metadata
                 purge_chroma_log(episodic.embedded_chroma_path, every)
     except StoreError as exc:

@@ -45,7 +45,7 @@ from connector.episodic.reword import reword
 from connector.episodic.scoped_recall import RecallQuery, ScopedRecall
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.vector_cache import CachedIndex, VectorCache
-from connector.episodic.vector_index import VectorIndex
+from connector.episodic.vector_index import Eraser, VectorIndex
 from connector.episodic.windows import Windows
 from connector.episodic.writer import CaseWriter, NewCase, validate
 from connector.erasure import Erasures
@@ -117,6 +117,7 @@ class EpisodicMemory:
         background: BackgroundJobs | None = None,
         vector_cache: VectorCache | None = None,
         allow_unknown_customers: bool = False,
+        eraser: Callable[[], Eraser] | None = None,
     ) -> None:
         """``embedder`` and ``index`` are factories, called once on first use: loading a model or
         opening Chroma is slow or may fail, and a context without past cases needs neither.
@@ -127,7 +128,9 @@ class EpisodicMemory:
         ``vector_cache``: the in-process cache in front of the index (:mod:`.vector_cache`; none
         without it).
         ``allow_unknown_customers``: record cases for customer ids semantic memory does not hold
-        (refused by default, :mod:`connector.episodic.customers`)."""
+        (refused by default, :mod:`connector.episodic.customers`).
+        ``eraser``: opens the vector store for ``forget`` without the embedder (loading a model to
+        delete vectors is slow and needless; without it ``forget`` opens ``index``)."""
         self.engine = engine
         self.clock = clock
         self.retention = retention
@@ -139,6 +142,7 @@ class EpisodicMemory:
         self.allow_unknown_customers = allow_unknown_customers
         self.fusion = Fusion()
         self._vectors = LazyVectors(embedder, index, vector_cache)
+        self._make_eraser = eraser
         # Embeds recall queries on its own threads while the caller reads the scope's rows.
         self._recall = ScopedRecall(self._vectors, CASE_SOURCE, "episodic-query")
 
@@ -159,6 +163,13 @@ class EpisodicMemory:
     def vector_cache(self) -> VectorCache:
         """The in-process cache of entry vectors in front of :attr:`index`."""
         return self._vectors.cache
+
+    def eraser(self) -> Eraser:
+        """What ``forget`` deletes through: the open index if there is one, else the eraser (no
+        embedder), else the index."""
+        if self._vectors.opened is not None or self._make_eraser is None:
+            return self.index
+        return self._make_eraser()
 
     def _scope(self, customer_id: object, tenant: str | None) -> Scope:
         return Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
@@ -324,9 +335,12 @@ class EpisodicMemory:
         """Bring archived entries of one customer back into the live index."""
         return lifecycle.restore(self, self._scope(customer_id, tenant), case_ids)
 
-    def forget(self, customer_id: str, *, tenant: str | None = None) -> dict[str, int]:
-        """Erase the customer's entries and raw cases from Chroma and the relational store."""
-        return lifecycle.forget(self, self._scope(customer_id, tenant))
+    def forget(self, customer_id: str, *, tenant: str | None = None, sweep: bool = True) -> dict[str, int]:
+        """Erase the customer's entries and raw cases from Chroma and the relational store.
+
+        ``sweep``: also search Chroma by metadata for vectors of the customer that no row names (an
+        earlier erasure left them); ``Memory.forget`` asks for it only after an unfinished erasure."""
+        return lifecycle.forget(self, self._scope(customer_id, tenant), sweep=sweep)
 
     def reindex(self) -> int:
         """Make the vector index hold every live entry's vector (rebuilt if the embedder changed)."""

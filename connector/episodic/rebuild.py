@@ -8,7 +8,10 @@ own files are removed first (``chroma.sqlite3`` with its journals and the segmen
 nothing else in the directory) and Chroma starts empty. A customer with a tombstone stays erased:
 rows of it that an interrupted ``forget`` left behind are not embedded. Afterwards the embedded
 log file is VACUUMed and segment directories no segment owns are removed, so what the dropped
-collection held (an erased customer's vectors and metadata included) leaves no bytes.
+collection held (an erased customer's vectors and metadata included) leaves no bytes; the new
+segments' files are zeroed past their last element, since Chroma starts them with uninitialised
+memory that, in a process which handled the erased customer, can hold its bytes
+(:mod:`connector.erasure.hnsw`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from connector.episodic.lifecycle import _chunks, _index_rows, _rows
 from connector.episodic.tables import ARCHIVED, ENTRIES, LIVE
 from connector.erasure import customer_digest
 from connector.erasure.disk import CHROMA_SQLITE
+from connector.erasure.hnsw import scrub_segment_slack
 from connector.errors import StoreError
 
 if TYPE_CHECKING:
@@ -158,4 +162,5 @@ def compact_chroma(chroma_dir: Path) -> tuple[str, ...]:
     orphans = [p for p in sorted(chroma_dir.iterdir()) if _is_segment_dir(p) and p.name not in owned]
     for orphan in orphans:
         shutil.rmtree(orphan)
+    scrub_segment_slack(chroma_dir)  # what the new segments were started with (see connector.erasure.hnsw)
     return tuple(p.name for p in orphans)

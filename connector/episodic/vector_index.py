@@ -49,6 +49,14 @@ class StoredVector:
     stamp: Stamp
 
 
+class Eraser(Protocol):
+    """What ``forget`` needs of a vector store: find a scope's vectors, delete vectors by id."""
+
+    def ids_in_scope(self, tenant: str, customer_id: str) -> list[str]: ...
+
+    def delete(self, ids: Sequence[str]) -> None: ...
+
+
 class VectorIndex(Protocol):
     """Entry vectors by id. Ids are the relational ``episodic_entry.id``; no similarity search."""
 

@@ -10,7 +10,8 @@ entries below the oldest segment's persisted sequence number, so a recent entry'
 metadata outlive its deletion there. The purge below removes the erased ids' add/update/upsert
 entries from that log (their delete entries stay, so a segment replaying the log still deletes
 them) and then VACUUMs the file, which rewrites it without the free pages that held the deleted
-metadata. A Chroma server's files are out of reach: see the README for what its operator runs.
+metadata; then the unused part of the HNSW segment files is zeroed (:mod:`connector.erasure.hnsw`).
+A Chroma server's files are out of reach: see the README for what its operator runs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
+from connector.erasure.hnsw import scrub_segment_slack
 from connector.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -71,4 +73,5 @@ def purge_chroma_log(chroma_dir: Path, ids: Sequence[str]) -> int:
         raise StoreError(f"purging erased entries from Chroma's log at {path} failed: {exc}") from None
     finally:
         conn.close()
+    scrub_segment_slack(chroma_dir)
     return removed

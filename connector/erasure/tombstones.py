@@ -3,7 +3,9 @@
 A tombstone is keyed by (tenant, SHA-256 of tenant and customer id), so the store proves a customer
 was erased without keeping the id it erased. Agent writes (``record_case``, ``record_turn``,
 ``learn``) raise :class:`ErasedCustomerError`; the ERP case ingest skips the customer's cases. An
-operator lifts the erasure with ``connector forget CUSTOMER --lift`` (logged).
+operator lifts the erasure with ``connector forget CUSTOMER --lift`` (logged). Beside the tombstone,
+an erasure stays *pending* until Chroma dropped the customer's vectors (``erasure_pending``); lifting
+leaves that mark, since what an unfinished erasure left in Chroma is still to be found.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from connector.clock import Clock
-from connector.erasure.tables import ErasedCustomer
+from connector.erasure.tables import ErasedCustomer, PendingErasure
 from connector.errors import ErasedCustomerError
 from connector.scope import Scope
 
 log = logging.getLogger(__name__)
 
 erased_t: sa.Table = ErasedCustomer.__table__  # type: ignore[attr-defined]
+pending_t: sa.Table = PendingErasure.__table__  # type: ignore[attr-defined]
 
 
 def customer_digest(tenant: str, customer_id: str) -> str:
@@ -36,16 +39,38 @@ class Erasures:
         self.engine = engine
         self.clock = clock
 
-    def erase(self, scope: Scope) -> None:
-        """Leave the tombstone (before anything is deleted, so no write can slip in behind ``forget``)."""
+    def erase(self, scope: Scope) -> bool:
+        """Leave the tombstone (before anything is deleted, so no write can slip in behind ``forget``)
+        and mark the erasure pending until :meth:`vectors_erased`.
+
+        Returns whether an earlier erasure of the customer was still pending (it failed or was
+        interrupted before Chroma dropped every vector): then Chroma may hold vectors of the
+        customer that no row names any more, and ``forget`` searches for them by metadata.
+        """
+        key = {"tenant": scope.tenant, "customer_digest": customer_digest(scope.tenant, scope.customer_id)}
+        now = self.clock.now()
+        with self.engine.begin() as conn:
+            if not self._exists(conn, **key):
+                conn.execute(erased_t.insert().values(**key, erased_at=now))
+            earlier = self._pending(conn, **key)
+            if not earlier:
+                conn.execute(pending_t.insert().values(**key, since=now))
+        return earlier
+
+    def vectors_erased(self, scope: Scope) -> None:
+        """Chroma dropped every vector of the customer: the erasure is no longer pending."""
         digest = customer_digest(scope.tenant, scope.customer_id)
         with self.engine.begin() as conn:
-            if not self._exists(conn, scope.tenant, digest):
-                conn.execute(
-                    erased_t.insert().values(
-                        tenant=scope.tenant, customer_digest=digest, erased_at=self.clock.now()
-                    )
+            conn.execute(
+                pending_t.delete().where(
+                    pending_t.c.tenant == scope.tenant, pending_t.c.customer_digest == digest
                 )
+            )
+
+    def all_vectors_erased(self) -> None:
+        """Every collection was rebuilt from the rows without erased customers: nothing is pending."""
+        with self.engine.begin() as conn:
+            conn.execute(pending_t.delete())
 
     def lift(self, scope: Scope) -> bool:
         """Remove the tombstone; True if there was one. Logged: it lets the customer's data back in."""
@@ -84,8 +109,19 @@ class Erasures:
             )
 
     @staticmethod
-    def _exists(conn: Connection, tenant: str, digest: str) -> bool:
+    def _pending(conn: Connection, tenant: str, customer_digest: str) -> bool:
         found = conn.execute(
-            sa.select(sa.literal(1)).where(erased_t.c.tenant == tenant, erased_t.c.customer_digest == digest)
+            sa.select(sa.literal(1)).where(
+                pending_t.c.tenant == tenant, pending_t.c.customer_digest == customer_digest
+            )
+        ).first()
+        return found is not None
+
+    @staticmethod
+    def _exists(conn: Connection, tenant: str, customer_digest: str) -> bool:
+        found = conn.execute(
+            sa.select(sa.literal(1)).where(
+                erased_t.c.tenant == tenant, erased_t.c.customer_digest == customer_digest
+            )
         ).first()
         return found is not None
