@@ -468,6 +468,11 @@ def calibrate(workdir: Path) -> None:
             fusions[f"z w={w:g} floor={floor:g}"] = Fusion(lexical_weight=w, lexical_floor=floor)
     fusions["z w=0.3 value=0.3"] = Fusion(value_weight=0.3)
     fusions["z w=0.3 value=0.85"] = Fusion(value_weight=0.85)
+    for w in (0.2, 0.3):
+        fusions[f"z w={w:g} no hedge"] = Fusion(lexical_weight=w, hedge=False)
+    for share in (0.2, 0.3, 0.4, 0.5):
+        fusions[f"hedge w=0.2 shared={share:g}"] = Fusion(shared_term=share)
+    fusions["hedge w=0.3 shared=0.3"] = Fusion(lexical_weight=0.3)
     results = quality(workdir, fusions)
     names = [f"{r['name'][:14]} r@1/r@5/r@10/MRR" for r in results.values()]
     print(f"{'fusion':<22} " + " ".join(f"{n:>38}" for n in names))

@@ -59,9 +59,10 @@ def test_a_match_on_a_name_half_the_turns_share_does_not_outweigh_the_dense_side
 
 
 def test_a_strong_lexical_match_still_wins_when_the_query_is_mostly_matched() -> None:
-    # "When did Caroline go to the LGBTQ support group?" among 30 turns: one holds all the words
+    # "When did Caroline go to the LGBTQ support group?" among 30 turns: one holds all the words, a
+    # turn that holds none embeds a little closer (1 standard deviation of these cosines)
     lexical = [LexicalScore(9.0, ("lgbtq", "support", "group"), 9.5), *[None] * 29]
-    cosines = [0.42, 0.48, *[0.30 + 0.002 * i for i in range(28)]]
+    cosines = [0.42, 0.46, *[0.30 + 0.002 * i for i in range(28)]]
     assert ranked(cosines, lexical)[0] == 0
 
 
@@ -96,3 +97,54 @@ def test_bm25_query_weight_counts_the_terms_no_document_holds() -> None:
     assert with_absent["a"].score == found_only["a"].score
     assert with_absent["a"].query_weight > 3 * found_only["a"].query_weight
     assert with_absent["a"].query_weight == with_absent["b"].query_weight
+
+
+def speaker_turns() -> tuple[list[float], list[LexicalScore | None]]:
+    """ "Where did Kenji's boy move?" in a chat where Kenji starts half the turns: his turns embed
+    close to any question naming him; the answer is the other speaker's turn (0.26), which holds
+    "move" but not "kenji" (the fact credited to the wrong speaker, or said in a reply)."""
+    weight = 9.0
+    kenji = LexicalScore(0.6, ("kenji",), weight)
+    cosines = [0.50, *[0.55 - 0.01 * i for i in range(10)], 0.26, *[0.30 - 0.02 * i for i in range(9)]]
+    lexical = [
+        LexicalScore(3.6, ("kenji", "move"), weight), *[kenji] * 10, LexicalScore(3.0, ("move",), weight),
+        *[None] * 9,
+    ]  # fmt: skip
+    return cosines, lexical
+
+
+def test_the_other_speakers_turn_holding_the_words_reaches_the_top_five() -> None:
+    cosines, lexical = speaker_turns()
+    hedged = ranked(cosines, lexical)
+    assert 11 in hedged[:5]
+    assert 11 not in ranked(cosines, lexical, Fusion(hedge=False))  # the named speaker's 10 turns first
+    assert hedged[0] == 0  # the first hit is the fused score's, as without the hedge
+
+
+def test_without_a_term_most_candidates_share_the_hedge_changes_nothing() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        n = int(rng.integers(2, 30))
+        cosines = [float(c) for c in rng.uniform(0.0, 0.9, n)]
+        lexical: list[LexicalScore | None] = [
+            LexicalScore(float(rng.uniform(0.5, 6.0)), (f"t{i}",), 8.0) if rng.random() < 0.5 else None
+            for i in range(n)
+        ]  # every term held by one candidate: nothing is widely shared
+        assert ranked(cosines, lexical) == ranked(cosines, lexical, Fusion(hedge=False))
+
+
+def test_the_hedge_reorders_the_kept_candidates_and_keeps_queried_documents_first() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        n = int(rng.integers(3, 11))  # at most k: every kept candidate is returned
+        cosines = [float(c) for c in rng.uniform(0.0, 0.9, n)]
+        lexical: list[LexicalScore | None] = [
+            LexicalScore(float(rng.uniform(0.3, 6.0)), ("name",) if rng.random() < 0.6 else ("word",), 8.0)
+            if rng.random() < 0.8 else None
+            for _ in range(n)
+        ]  # fmt: skip
+        keys = [("inv1",) if i == n - 1 else () for i in range(n)]
+        hedged = ranked(cosines, lexical, entry_doc_keys=keys, query_keys={"inv1"})
+        plain = ranked(cosines, lexical, Fusion(hedge=False), entry_doc_keys=keys, query_keys={"inv1"})
+        assert hedged[0] == n - 1 == plain[0]
+        assert len(hedged) == len(set(hedged)) and set(hedged) == set(plain)

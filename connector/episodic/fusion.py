@@ -4,7 +4,7 @@ Every candidate of the scope gets both scores; entries naming a document the que
 first (as before), the rest by the fused score. Methods (see the README's episodic section for the
 calibration on the three labelled sets): ``weighted`` (default) — ``w * z(bm25) + (1 - w) *
 z(cosine)``, each signal standardised over the scope's candidates (z-score), with ``w`` =
-``lexical_weight`` (0.3), or ``value_weight`` (0.7) when a candidate matches a number, amount, date
+``lexical_weight`` (0.2), or ``value_weight`` (0.7) when a candidate matches a number, amount, date
 or document number the query names: such a value tells look-alike turns apart (the same event with
 another amount or date), which the embedding cannot see. ``normalise="max"`` is the previous
 ``w * bm25 / max bm25 + (1 - w) * cosine``; ``rrf`` — reciprocal rank fusion, ``1/(k + dense
@@ -18,6 +18,18 @@ turns share, the lexical side is not inflated to a full standard deviation.
 The dense score threshold cuts a candidate only if it is also lexically weak (no query term, or
 below ``strong_lexical`` times the best lexical score of the scope) and names no queried document:
 a hit with a lexical match is never cut.
+
+Speaker hedge (``hedge``, on by default): a query term that at least ``shared_term`` (0.3) of the
+candidates hold is, in a dialogue, a speaker's name ("Kenji: ..." starts half the turns). BM25 gives
+it little (its idf is ~0.7), but the embedding of every turn of that speaker moves towards a
+question naming them, so the dense side ranks the named speaker's turns first whatever they say.
+That is right when the question is about what the speaker said, and wrong when the answer is the
+other speaker's turn: a fact credited to the wrong person (LoCoMo's adversarial questions), a reply
+that holds the words. So the hit list alternates between two views of the same candidates: the
+fused score as above (first, so the top hit is unchanged), and the fused score with the dense side
+de-biased for each shared term (the mean cosine of the candidates holding it minus that of the
+others, taken off the candidates holding it), where the term counts only by its BM25 weight. When
+no query term is shared that widely (ERP cases, most questions) the two views are one.
 """
 
 from __future__ import annotations
@@ -43,11 +55,13 @@ class Fusion:
 
     method: FusionMethod = "weighted"
     rrf_k: float = 60.0
-    lexical_weight: float = 0.3
+    lexical_weight: float = 0.2
     value_weight: float = 0.7  # the lexical weight when a candidate matches a value the query names
     normalise: Normalise = "zscore"
     lexical_floor: float = 0.1  # the lexical spread counted at least this share of the query's weight
     strong_lexical: float = 0.0
+    hedge: bool = True  # alternate with the view de-biased for widely shared query terms (speakers)
+    shared_term: float = 0.3  # a query term at least this share of the candidates hold is "shared"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +153,9 @@ def fuse(
         dense = (np.asarray(vectors) @ np.asarray(query_vector).reshape(-1)).tolist()
     parts = [s or _NO_MATCH for s in lexical]
     lex = [p.score for p in parts]
-    fused = _fused_scores(
-        dense, lex, fusion, names_value=_names_a_value(parts),
-        query_weight=max((p.query_weight for p in parts), default=0.0),
-    )  # fmt: skip
+    names_value = _names_a_value(parts)
+    query_weight = max((p.query_weight for p in parts), default=0.0)
+    fused = _fused_scores(dense, lex, fusion, names_value=names_value, query_weight=query_weight)
     named: list[tuple[str, ...]] = [()] * n
     if query_keys:
         named = [matches(query_keys, keys) for keys in entry_doc_keys]
@@ -154,6 +167,66 @@ def fuse(
         strong = fusion.strong_lexical * max(lex)
         kept = [i for i in range(n) if named[i] or dense[i] >= threshold or (lex[i] > 0 and lex[i] >= strong)]
     kept.sort(key=lambda i: (-len(named[i]), -fused[i], i))
+    shown = fused
+    if fusion.method == "weighted" and fusion.hedge and query_vector is not None:
+        debiased = _without_shared_terms(dense, parts, fusion.shared_term)
+        if debiased is not None:
+            hedged = _fused_scores(debiased, lex, fusion, names_value=names_value, query_weight=query_weight)
+            other = sorted(kept, key=lambda i: (-len(named[i]), -hedged[i], i))
+            kept, shown = _alternate(kept, other, k, fused, hedged)
     return [
-        Fused(i, float(fused[i]), float(dense[i]), float(lex[i]), parts[i].terms, named[i]) for i in kept[:k]
+        Fused(i, float(shown[i]), float(dense[i]), float(lex[i]), parts[i].terms, named[i]) for i in kept[:k]
     ]
+
+
+def _without_shared_terms(
+    dense: list[float], parts: Sequence[LexicalScore], share: float
+) -> list[float] | None:
+    """The cosines with the shift of every widely shared query term taken off the candidates holding
+    it (None when no query term is held by at least ``share`` of the candidates, and not all)."""
+    n = len(dense)
+    holders: dict[str, list[int]] = {}
+    for i, part in enumerate(parts):
+        for term in part.terms:
+            holders.setdefault(term, []).append(i)
+    shared = [ids for ids in holders.values() if share * n <= len(ids) < n]
+    if not shared:
+        return None
+    out = list(dense)
+    total = sum(dense)
+    for ids in shared:
+        inside = sum(dense[i] for i in ids)
+        shift = inside / len(ids) - (total - inside) / (n - len(ids))
+        for i in ids:
+            out[i] -= shift
+    return out
+
+
+def _alternate(
+    first: list[int], second: list[int], k: int, first_scores: list[float], second_scores: list[float]
+) -> tuple[list[int], list[float]]:
+    """The top ``k`` taken from the two orders in turn (the first leads; a candidate already taken is
+    skipped), queried documents still first (both orders start with them); each hit's shown score is
+    the one of the order that placed it. Both orders start with the same queried documents, so
+    those are all taken before any other candidate."""
+    chosen: list[int] = []
+    shown = list(first_scores)
+    taken: set[int] = set()
+    positions = [0, 0]
+    orders = (first, second)
+    scores = (first_scores, second_scores)
+    turn = 0
+    limit = min(k, len(first))
+    while len(chosen) < limit:
+        order, at = orders[turn], positions[turn]
+        while at < len(order) and order[at] in taken:
+            at += 1
+        if at < len(order):
+            i = order[at]
+            chosen.append(i)
+            taken.add(i)
+            shown[i] = scores[turn][i]
+            at += 1
+        positions[turn] = at
+        turn = 1 - turn
+    return chosen, shown
