@@ -34,7 +34,9 @@ no query term is shared that widely (ERP cases, most questions) the two views ar
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -79,7 +81,9 @@ class Fused:
 _NO_MATCH = LexicalScore(0.0, ())
 
 # Plain lists, not numpy: a scope holds tens to hundreds of candidates, where numpy's per-call cost
-# exceeds the arithmetic; only the top k become Fused objects.
+# exceeds the arithmetic; only the top k become Fused objects. Standardising (twice with the hedge)
+# goes through numpy from ``_NUMPY_FROM`` candidates (past conversations have up to 2,000).
+_NUMPY_FROM = 200
 
 
 def _ranks(values: Sequence[float]) -> list[int]:
@@ -94,6 +98,13 @@ def _ranks(values: Sequence[float]) -> list[int]:
 def _zscores(values: Sequence[float], floor: float = 0.0) -> list[float]:
     """Each value's distance from the mean in standard deviations, the deviation taken as at least
     ``floor`` (all 0 when the values are equal)."""
+    if len(values) > _NUMPY_FROM:
+        array = np.asarray(values, dtype=np.float64)
+        deviation = max(float(array.std()), floor)
+        if deviation == 0.0:
+            return [0.0] * len(values)
+        scores: list[float] = ((array - array.mean()) / deviation).tolist()
+        return scores
     mean = sum(values) / len(values)
     spread = max(math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)), floor)
     if spread == 0.0:
@@ -103,7 +114,8 @@ def _zscores(values: Sequence[float], floor: float = 0.0) -> list[float]:
 
 def _names_a_value(parts: Sequence[LexicalScore]) -> bool:
     """Whether some candidate contains a query term with a digit (a number, amount, date, document)."""
-    return any(any(ch.isdigit() for ch in term) for part in parts if part.terms for term in part.terms)
+    found = {term for part in parts for term in part.terms}
+    return any(any(ch.isdigit() for ch in term) for term in found)
 
 
 def _fused_scores(
@@ -172,7 +184,8 @@ def fuse(
         debiased = _without_shared_terms(dense, parts, fusion.shared_term)
         if debiased is not None:
             hedged = _fused_scores(debiased, lex, fusion, names_value=names_value, query_weight=query_weight)
-            other = sorted(kept, key=lambda i: (-len(named[i]), -hedged[i], i))
+            # the second order's first 2k are enough for k hits whatever the first order took
+            other = heapq.nsmallest(2 * k, kept, key=lambda i: (-len(named[i]), -hedged[i], i))
             kept, shown = _alternate(kept, other, k, fused, hedged)
     return [
         Fused(i, float(shown[i]), float(dense[i]), float(lex[i]), parts[i].terms, named[i]) for i in kept[:k]
@@ -185,19 +198,17 @@ def _without_shared_terms(
     """The cosines with the shift of every widely shared query term taken off the candidates holding
     it (None when no query term is held by at least ``share`` of the candidates, and not all)."""
     n = len(dense)
-    holders: dict[str, list[int]] = {}
-    for i, part in enumerate(parts):
-        for term in part.terms:
-            holders.setdefault(term, []).append(i)
-    shared = [ids for ids in holders.values() if share * n <= len(ids) < n]
+    counts = Counter(term for part in parts for term in part.terms)
+    shared = [term for term, held in counts.items() if share * n <= held < n]
     if not shared:
         return None
     out = list(dense)
     total = sum(dense)
-    for ids in shared:
-        inside = sum(dense[i] for i in ids)
-        shift = inside / len(ids) - (total - inside) / (n - len(ids))
-        for i in ids:
+    for term in shared:
+        holders = [i for i, part in enumerate(parts) if term in part.terms]
+        inside = sum(dense[i] for i in holders)
+        shift = inside / len(holders) - (total - inside) / (n - len(holders))
+        for i in holders:
             out[i] -= shift
     return out
 
