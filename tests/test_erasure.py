@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -19,6 +20,7 @@ from connector.db.models import CrmCase
 from connector.episodic.tables import ENTRIES
 from connector.erasure.tombstones import erased_t
 from connector.errors import ErasedCustomerError
+from connector.lexical.tables import DOCS, POSTINGS
 from connector.memory import Memory
 from connector.settings import ChromaSettings, EpisodicSettings, Settings
 
@@ -65,6 +67,34 @@ def test_writes_for_a_forgotten_customer_are_refused_until_the_erasure_is_lifted
     assert memory.lift_erasure("GONE") is True
     memory.record_case("GONE", "Asked again about INV-000123.", "Explained it again.", case_id="c2")
     assert entries(memory, "GONE") == 1
+
+
+def test_a_case_whose_write_races_a_forget_leaves_nothing_behind(memory: Memory) -> None:
+    """forget runs after the case's rows committed and before its vector reached Chroma: the
+    writer notices the tombstone afterwards, takes rows, postings and vector out again and refuses."""
+    memory.record_case("RACE", "Asked about INV-000321.", "Explained it.", case_id="r0")
+    index = memory.episodic.index
+    real_upsert = index.upsert
+    forgotten: list[dict[str, int]] = []
+
+    def upsert_after_forget(*args: Any, **kwargs: Any) -> None:
+        if not forgotten:  # the erasure lands between the rows' commit and the Chroma write
+            forgotten.append(memory.forget("RACE"))
+        real_upsert(*args, **kwargs)
+
+    index.upsert = upsert_after_forget  # type: ignore[method-assign]
+    with pytest.raises(ErasedCustomerError):
+        memory.record_case("RACE", "Asked about CM-000777 for 88.20 EUR.", "Credited it.", case_id="r1")
+
+    assert forgotten and forgotten[0]["episodic_entries"] == 2  # the rows had committed: forget took them
+    assert entries(memory, "RACE") == 0
+    assert index.inner.ids_in_scope("default", "RACE") == []
+    with memory.engine.connect() as conn:
+        for table in (POSTINGS, DOCS):
+            left = sa.select(sa.func.count()).select_from(table).where(table.c.customer_id == "RACE")
+            assert conn.execute(left).scalar_one() == 0
+    memory.lift_erasure("RACE")
+    assert memory.recall_cases("RACE", "credit memo CM-000777") == []
 
 
 def _crm_case(external_id: str, customer: str, content_hash: str) -> CrmCase:

@@ -32,6 +32,7 @@ from connector.lexical.tokens import same_words
 if TYPE_CHECKING:
     from connector.episodic.vector_index import VectorIndex
     from connector.episodic.writer import NewCase
+    from connector.scope import Scope
 
 NEAR_DUPLICATE = 0.95
 _CHUNK = 300  # tuples per IN list: well inside SQLite's and PostgreSQL's parameter limits
@@ -299,6 +300,14 @@ class BatchView:
             index.upsert([i for i, _ in vectors], matrix, [metadata(e.values) for _, e in vectors])
         moved = [(i, e) for i, e in touched if not e.reembedded]
         index.update_metadata([i for i, _ in moved], [metadata(e.values) for _, e in moved])
+
+    def vector_ids(self, scope: Scope) -> list[str]:
+        """Ids of ``scope`` whose vectors :meth:`write_index` upserts."""
+        return [
+            i
+            for i, e in self._reembedded()
+            if (e.values["tenant"], e.values["customer_id"]) == (scope.tenant, scope.customer_id)
+        ]
 
     def clear_pending(self, conn: sa.Connection) -> None:
         """Chroma has the vectors: the rows stop waiting (unless a later write re-embedded them)."""

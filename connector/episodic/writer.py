@@ -42,7 +42,7 @@ from connector.episodic.summary import Summary, embedding_text, summarise
 from connector.episodic.tables import ARCHIVED, LIVE
 from connector.episodic.vector_index import HASH_KEY, vector_hash
 from connector.episodic.windows import Windows
-from connector.errors import StoreError
+from connector.errors import ErasedCustomerError, StoreError
 from connector.scope import Scope, require_id
 from connector.storable import REPLACEMENT, storable, storable_text
 
@@ -209,7 +209,10 @@ class CaseWriter:
     def _write(self, cases: Sequence[NewCase], now: datetime, windows: Windows) -> list[RecordedCase]:
         episodic = self.episodic
         index = self.episodic.index
+        scopes = list(dict.fromkeys(c.scope for c in cases))
         with episodic.engine.begin() as conn:
+            for scope in scopes:  # a forget that committed since the batch began wins
+                episodic.erasures.require_writable(scope, conn)
             view = BatchView.load(conn, cases, index)
             results = [self._apply(view, case, now, windows) for case in cases]
             view.write_rows(conn)
@@ -220,9 +223,22 @@ class CaseWriter:
                 f"{exc}. The cases are stored and their vectors pending: record them again, or run "
                 "`connector episodic reindex --check --fix`"
             ) from None
+        self._undo_if_erased(scopes, view)
         with episodic.engine.begin() as conn:
             view.clear_pending(conn)
         return results
+
+    def _undo_if_erased(self, scopes: Sequence[Scope], view: BatchView) -> None:
+        """A ``forget`` that ran while this chunk was written may have missed its rows (not yet
+        committed when it deleted) or its vectors (upserted after it deleted by id): take them out
+        again, then refuse the write as a write after the erasure (other customers' cases stay)."""
+        erasures = self.episodic.erasures
+        erased = [scope for scope in scopes if erasures.is_erased(scope)]
+        for scope in erased:
+            self.episodic.index.delete(view.vector_ids(scope))
+            self.episodic.forget(scope.customer_id, tenant=scope.tenant, sweep=False)
+        if erased:
+            raise ErasedCustomerError(erased[0].customer_id, erased[0].tenant)
 
     def _prepared_for(self, cases: Sequence[NewCase], windows: Windows) -> dict[int, Prepared]:
         """What :meth:`_prepare` makes for the cases that will need a vector: not stored unchanged
