@@ -62,3 +62,50 @@ def test_a_failed_embedding_reaches_every_waiter() -> None:
         with pytest.raises(OSError, match="unreadable"):
             embed_one(embedder, "q", shared)
     assert embedder.calls == ["q"]
+
+
+class CountingPool(ThreadPoolExecutor):
+    """A pool that counts the work handed to it."""
+
+    def __init__(self) -> None:
+        super().__init__(2)
+        self.submitted = 0
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def,override]
+        self.submitted += 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_a_recall_that_asks_second_joins_the_running_embedding_without_a_thread_of_its_own() -> None:
+    embedder, shared = CountingEmbedder(), SharedQuery()
+    with CountingPool() as cases_pool, CountingPool() as turns_pool:
+        first = shared.start(embedder, "where is INV-1?", cases_pool)
+        assert embedder.started.wait(10)
+        second = shared.start(embedder, "where is INV-1?", turns_pool)
+        embedder.gate.set()
+        assert second is first and np.array_equal(first.result(10), second.result(10))
+    assert (cases_pool.submitted, turns_pool.submitted) == (1, 0)
+    assert embedder.calls == ["where is INV-1?"]
+
+
+def test_a_started_embedding_is_shared_with_a_recall_that_embeds_on_its_own_thread() -> None:
+    embedder, shared = CountingEmbedder(), SharedQuery()
+    embedder.gate.set()
+    with ThreadPoolExecutor(1) as pool:
+        started = shared.start(embedder, "q", pool).result(10)
+    assert np.array_equal(embed_one(embedder, "q", shared), started)
+    assert embedder.calls == ["q"]
+
+
+def test_a_failed_started_embedding_reaches_the_recall_that_joined_it() -> None:
+    class Broken(CountingEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            self.calls.extend(texts)
+            raise OSError("model file unreadable")
+
+    embedder, shared = Broken(), SharedQuery()
+    with ThreadPoolExecutor(1) as pool:
+        shared.start(embedder, "q", pool)
+        with pytest.raises(OSError, match="unreadable"):
+            shared.start(embedder, "q", pool).result(10)
+    assert embedder.calls == ["q"]

@@ -128,32 +128,34 @@ def _without_repeats(ranked: Sequence[tuple[Any, Fused]], k: int, before: int, a
     return chosen
 
 
+# One statement for every read, the hits' turns and neighbours as (session, turn number) pairs: an
+# index seek per session of the unique (session, seq) key. A statement built per recall from its
+# spans cost more to compile than to run.
+_TURNS = (
+    sa.select(_turn_t)
+    .join(_session_t, _session_t.c.session_id == _turn_t.c.session_id)
+    .where(
+        _session_t.c.tenant == sa.bindparam("tenant"),
+        _session_t.c.customer_id == sa.bindparam("customer_id"),
+        _turn_t.c.created_at >= sa.bindparam("after"),
+        sa.tuple_(_turn_t.c.session_id, _turn_t.c.seq).in_(sa.bindparam("turns", expanding=True)),
+    )
+)
+
+
 def _read_turns(
     conn: sa.Connection, scope: Scope, chosen: Sequence[Chosen], cutoff: datetime
 ) -> dict[tuple[str, int], Turn]:
     """The hits' turns and their neighbours, each from its own session of this scope."""
-    if not chosen:
-        return {}
-    spans = [
-        sa.and_(
-            _turn_t.c.session_id == row.session_id,
-            _turn_t.c.seq.between(min([row.seq, *lower]), max([row.seq, *upper])),
-        )
-        for row, _, lower, upper in chosen
-    ]
-    statement = (
-        sa.select(_turn_t)
-        .join(_session_t, _session_t.c.session_id == _turn_t.c.session_id)
-        .where(
-            _session_t.c.tenant == scope.tenant,
-            _session_t.c.customer_id == scope.customer_id,
-            _turn_t.c.created_at >= cutoff,
-            sa.or_(*spans),
-        )
+    wanted = sorted(
+        {(row.session_id, seq) for row, _, lower, upper in chosen for seq in (*lower, row.seq, *upper)}
     )
-    found = {}
-    for r in conn.execute(statement):
-        found[(r.session_id, int(r.seq))] = Turn(
+    if not wanted:
+        return {}
+    params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "after": cutoff, "turns": wanted}
+    return {
+        (r.session_id, int(r.seq)): Turn(
             r.session_id, int(r.seq), r.role, r.content, r.created_at, r.tool_name, r.tool_args, r.tool_result
         )
-    return found
+        for r in conn.execute(_TURNS, params).all()
+    }

@@ -10,7 +10,7 @@ that repeats queries, and a different model or text is embedded on its own.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Executor, Future
 
 from connector.embeddings.base import Embedder, Vectors
 
@@ -37,10 +37,25 @@ class SharedQuery:
                 raise
         return pending.result()
 
+    def start(self, embedder: Embedder, text: str, pool: Executor) -> Future[Vectors]:
+        """The text's embedding as it runs: the one a recall of this build started already, else
+        started now on ``pool``. The second recall then waits on the first one's result directly,
+        without a thread of its own (each hand-off to a thread costs a wake-up on a busy machine)."""
+        key = (embedder.model_id, text)
+        with self._lock:
+            pending = self._vectors.get(key)
+            if pending is None:
+                pending = self._vectors[key] = pool.submit(_embed, embedder, text)
+        return pending
+
+
+def _embed(embedder: Embedder, text: str) -> Vectors:
+    vector: Vectors = embedder.embed([text])[0]
+    return vector
+
 
 def embed_one(embedder: Embedder, text: str, shared: SharedQuery | None = None) -> Vectors:
     """The text's vector: through ``shared`` when the caller's build shares one, else embedded here."""
     if shared is not None:
         return shared.vector(embedder, text)
-    vector: Vectors = embedder.embed([text])[0]
-    return vector
+    return _embed(embedder, text)

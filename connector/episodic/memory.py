@@ -322,7 +322,7 @@ class EpisodicMemory:
         if not ids:
             return {}
         params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "ids": ids}
-        return {r.id: r for r in conn.execute(_DETAILS, params)}
+        return {r.id: r for r in conn.execute(_DETAILS, params).all()}
 
     # Upkeep --------------------------------------------------------------------------------------
     def apply_retention(self) -> RetentionReport:

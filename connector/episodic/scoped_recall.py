@@ -51,8 +51,8 @@ class RecallQuery:
         self.terms = query_terms(self.text)
 
     def cancel(self) -> None:
-        """The ranking needs no embedding (a shared one runs on for the other recall)."""
-        if self.vector is not None:
+        """The ranking needs no embedding (one shared with another recall runs on for it)."""
+        if self.vector is not None and self.shared is None:
             self.vector.cancel()
 
 
@@ -73,9 +73,11 @@ class ScopedRecall:
         self._pool.shutdown()
 
     def embed(self, text: str, shared: SharedQuery | None) -> Future[Vectors]:
-        """Start embedding ``text`` on the pool (through ``shared`` when the caller's build has one)."""
+        """Start embedding ``text`` on the pool, or join the embedding the caller's build started."""
         embedder = self.vectors.embedder  # resolved here: the worker must not race to create it
-        return self._pool.get().submit(embed_one, embedder, text, shared)
+        if shared is not None:
+            return shared.start(embedder, text, self._pool.get())
+        return self._pool.get().submit(embed_one, embedder, text)
 
     def rank(
         self,
