@@ -106,6 +106,7 @@ def test_context_recall_and_llm_spans_carry_ids_and_counts_never_text(
     seed_erp(memory, synced_at=datetime.now(UTC))
     occurred = datetime.now(UTC) - timedelta(days=3)
     memory.record_case("ABARTENDE", f"Customer says the {CASE_TEXT}.", "Replaced.", occurred_at=occurred)
+    assert memory.background.wait(60)  # the case is reworded (the one LLM call) off the caller's path
     memory.record_turn("s-9", "ABARTENDE", "user", TURN_TEXT)
     result = memory.build_context("ABARTENDE", QUERY_TEXT, session_id="s-9")
     assert TURN_TEXT in result.text  # the texts exist: the check below is not vacuous
