@@ -178,14 +178,15 @@ def test_bad_input_scope_violations_and_the_allow_list_give_one_line_tool_errors
             wrong_type = await client.call_tool(
                 "recall_cases", {"customer_id": first, "query": "q", "k": "?"}
             )
-            assert wrong_type.is_error
+            assert wrong_type.is_error and "invalid arguments: k: Input should be" in text(wrong_type)
             turn = {"session_id": "s-a", "role": "user", "content": "hello"}
             assert not (await client.call_tool("record_turn", turn | {"customer_id": first})).is_error
             other = await client.call_tool("record_turn", turn | {"customer_id": second})
             assert other.is_error and "another customer" in text(other)
             for result in (blank, unknown, wrong_type, other):
                 assert "Traceback" not in text(result)
-            assert "\n" not in text(blank) + text(unknown) + text(other)
+            assert "\n" not in text(blank) + text(unknown) + text(wrong_type) + text(other)
+            assert "'?'" not in text(wrong_type) and "pydantic" not in text(wrong_type)  # no echo, no link
 
             for tool, args in [
                 ("get_context", {"customer_id": refused, "query": "q"}),
@@ -259,10 +260,15 @@ def test_streamable_http_needs_the_bearer_token(sqlite_rigs: Callable[..., Rig],
                 assert timeless(text(got)) == timeless(
                     local_memory(tmp_path, rig).build_context(customer, "balance").text
                 )
+                turn = {"session_id": "h-1", "customer_id": customer, "role": "user", "content": "Call Fri"}
+                assert not (await client.call_tool("record_turn", turn)).is_error
+                args = {"customer_id": customer, "query": "callback", "session_id": "h-1"}
+                assert "Call Fri" in text(await client.call_tool("get_context", args))
                 small = await client.call_tool(
                     "get_context", {"customer_id": customer, "query": "q", "token_budget": 5}
                 )
-                assert small.is_error and "token_budget" in text(small)
+                assert small.is_error and "token_budget: Input should be greater than" in text(small)
+                assert "\n" not in text(small)
                 blank = await client.call_tool("learn", {"customer_id": "", "content": "x"})
                 assert blank.is_error
 

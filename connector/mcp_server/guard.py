@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.redact import redact
 from connector.scope import Scope, require_id
@@ -72,3 +74,13 @@ def agent_message(exc: BaseException) -> str:
     if isinstance(exc, ConnectorError):
         return redact(" ".join(str(exc).split())) or type(exc).__name__
     return f"internal error ({type(exc).__name__}); the server's log has the details"
+
+
+def invalid_arguments(error: ValidationError) -> str:
+    """Arguments that fail a tool's schema, on one line: each field and what it needs (never the
+    rejected value, which may be long customer text)."""
+    problems = []
+    for problem in error.errors(include_url=False, include_input=False, include_context=False):
+        field = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        problems.append(f"{field}: {' '.join(str(problem['msg']).split())}")
+    return "invalid arguments: " + "; ".join(problems)

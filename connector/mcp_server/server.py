@@ -12,11 +12,14 @@ import hmac
 import ipaddress
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from connector.errors import ConfigError
-from connector.mcp_server.guard import ServedScope
+from connector.mcp_server.guard import ServedScope, invalid_arguments
 from connector.mcp_server.tools import MemoryTools
 from connector.memory import Memory
 from connector.settings import environment_value
@@ -29,9 +32,28 @@ INSTRUCTIONS = (
 )
 
 
+class MemoryServer(MCPServer[Any]):
+    """The SDK's server, with arguments that fail a tool's schema refused in one line.
+
+    The SDK returns pydantic's report: several lines, the rejected values and a documentation
+    link. An agent gets the fields and what each needs instead, like the library's own errors.
+    """
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {invalid_arguments(cause)}") from cause
+
+
 def build_server(memory: Memory) -> MCPServer[Any]:
     """An MCP server over ``memory``, serving the tenants and customers its settings allow."""
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = MemoryServer(
         "erp-memory-connector", instructions=INSTRUCTIONS, log_level="WARNING", warn_on_duplicate_tools=True
     )
     MemoryTools(memory, ServedScope.from_settings(memory.settings)).register(server)
