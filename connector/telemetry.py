@@ -156,23 +156,28 @@ def _context_attributes(result: Any) -> dict[str, Any]:
     return attributes
 
 
-def traced_recall(recall: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Span ``connector.recall`` and the recall latency metric around EpisodicMemory.recall."""
+def traced_recall(kind: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Span ``connector.recall`` and the recall latency metric around a recall method of ``kind``
+    (``cases``: EpisodicMemory.recall; ``turns``: ConversationMemory.recall)."""
 
-    @functools.wraps(recall)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        attributes = _customer(args, kwargs) | {
-            "connector.tenant": kwargs.get("tenant"),
-            "connector.recall.k": kwargs.get("k"),
-        }
-        started = time.perf_counter()
-        with _span("connector.recall", attributes) as span:
-            hits = recall(*args, **kwargs)
-            span.set_attribute("connector.recall.hits", len(hits) if isinstance(hits, list) else 0)
-            current().recall_duration.record(_ms(started))
-            return hits
+    def decorate(recall: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(recall)
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            attributes = _customer(args, kwargs) | {
+                "connector.tenant": kwargs.get("tenant"),
+                "connector.recall.kind": kind,
+                "connector.recall.k": kwargs.get("k"),
+            }
+            started = time.perf_counter()
+            with _span("connector.recall", attributes) as span:
+                hits = recall(*args, **kwargs)
+                span.set_attribute("connector.recall.hits", len(hits) if isinstance(hits, list) else 0)
+                current().recall_duration.record(_ms(started), {"connector.recall.kind": kind})
+                return hits
 
-    return wrapper
+        return wrapper
+
+    return decorate
 
 
 def traced_llm(complete: Callable[_P, _R]) -> Callable[_P, _R]:

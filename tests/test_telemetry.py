@@ -26,7 +26,7 @@ from test_sync_faults import Rig, rig_factory
 
 from connector import telemetry
 from connector.memory import Memory
-from connector.settings import LLMSettings, Settings
+from connector.settings import ConversationSettings, LLMSettings, Settings
 
 __all__ = ["rig_factory"]
 
@@ -102,7 +102,8 @@ def test_context_recall_and_llm_spans_carry_ids_and_counts_never_text(
 ) -> None:
     respx.post("http://llm.test/v1/chat/completions").mock(return_value=completion(LLM_SUMMARY, usage=USAGE))
     llm_settings = LLMSettings(base_url="http://llm.test/v1", api_key=SecretStr("sk-otel-secret"), model="m")
-    memory = Memory(settings.model_copy(update={"llm": llm_settings}))
+    conversations = ConversationSettings(enabled=True)  # past-conversation recall: the turn recall span
+    memory = Memory(settings.model_copy(update={"llm": llm_settings, "conversations": conversations}))
     seed_erp(memory, synced_at=datetime.now(UTC))
     occurred = datetime.now(UTC) - timedelta(days=3)
     memory.record_case("ABARTENDE", f"Customer says the {CASE_TEXT}.", "Replaced.", occurred_at=occurred)
@@ -119,8 +120,11 @@ def test_context_recall_and_llm_spans_carry_ids_and_counts_never_text(
     assert context["connector.context.warnings"] == len(result.warnings)
     assert context["connector.context.section.recent_turns.tokens"] == result.section("recent_turns").tokens
     assert context["connector.context.timing.erp_ms"] >= 0
-    recall = [s for s in recorded.finished("connector.recall") if s.attributes["connector.recall.k"] == 2]  # type: ignore[index]
-    assert recall and recall[0].attributes["connector.recall.hits"] == len(hits)  # type: ignore[index]
+    recalls = [dict(s.attributes or {}) for s in recorded.finished("connector.recall")]
+    cases = [a for a in recalls if a["connector.recall.kind"] == "cases" and a["connector.recall.k"] == 2]
+    assert cases and cases[0]["connector.recall.hits"] == len(hits)
+    turns = [a for a in recalls if a["connector.recall.kind"] == "turns"]  # the earlier-conversations step
+    assert turns and turns[0]["connector.customer_id"] == "ABARTENDE" and "connector.recall.hits" in turns[0]
     (llm,) = recorded.finished("connector.llm")
     assert llm.attributes["gen_ai.request.model"] == "m"  # type: ignore[index]
     assert llm.attributes["gen_ai.usage.input_tokens"] == 3  # type: ignore[index]

@@ -39,6 +39,7 @@ from connector.lexical import index as lexical
 from connector.lexical.tables import TURN_SOURCE
 from connector.scope import Scope, tenant_or_default
 from connector.settings import ConversationSettings, RetentionSettings
+from connector.telemetry import traced_recall
 
 
 class ConversationMemory:
@@ -130,6 +131,7 @@ class ConversationMemory:
         return indexer.repair(self)
 
     # Reading -------------------------------------------------------------------------------------
+    @traced_recall("turns")
     def recall(
         self,
         customer_id: str,

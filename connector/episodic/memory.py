@@ -251,7 +251,7 @@ class EpisodicMemory:
         return results
 
     # Reading -------------------------------------------------------------------------------------
-    @traced_recall
+    @traced_recall("cases")
     def recall(
         self,
         customer_id: str,
