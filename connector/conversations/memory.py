@@ -74,8 +74,7 @@ class ConversationMemory:
         self.default_tenant = default_tenant
         self.embedded_chroma_path = embedded_chroma_path
         self.fusion = fusion or Fusion()
-        self._vectors = LazyVectors(embedder, index, vector_cache)
-        self._make_eraser = eraser
+        self._vectors = LazyVectors(embedder, index, vector_cache, eraser)
         self.background = BackgroundJobs("turn-index", max_pending=settings.max_pending)
         # The hybrid ranking of a customer's indexed turns; embeds queries on its own threads.
         self.ranking = ScopedRecall(self._vectors, TURN_SOURCE, "conversation-query")
@@ -95,10 +94,8 @@ class ConversationMemory:
         return self._vectors.index
 
     def eraser(self) -> Eraser:
-        """What ``forget`` deletes through: the open index, else the eraser (no embedder), else the index."""
-        if self._vectors.opened is not None or self._make_eraser is None:
-            return self.index
-        return self._make_eraser()
+        """What ``forget`` deletes through (:meth:`LazyVectors.eraser`)."""
+        return self._vectors.eraser()
 
     def window_start(self) -> datetime:
         """Turns dated before this are past retention: not indexed, not recalled, not shown."""

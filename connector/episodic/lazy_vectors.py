@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from connector.embeddings.base import Embedder
 from connector.episodic.vector_cache import CachedIndex, VectorCache
-from connector.episodic.vector_index import VectorIndex
+from connector.episodic.vector_index import Eraser, VectorIndex
 
 
 class LazyVectors:
@@ -24,9 +24,12 @@ class LazyVectors:
         embedder: Callable[[], Embedder],
         index: Callable[[Embedder], VectorIndex],
         cache: VectorCache | None = None,
+        eraser: Callable[[], Eraser] | None = None,
     ) -> None:
-        """``cache``: the in-process cache in front of the index (none without it)."""
+        """``cache``: the in-process cache in front of the index (none without it); ``eraser``: opens
+        the vector store for deleting only, without the embedder (none: erase through the index)."""
         self.cache = cache or VectorCache(0)
+        self._make_eraser = eraser
         self._make_embedder = embedder
         self._make_index = index
         self._embedder: Embedder | None = None
@@ -55,6 +58,13 @@ class LazyVectors:
     def opened(self) -> CachedIndex | None:
         """The index if it was made already (None: nothing was read through it yet)."""
         return self._index
+
+    def eraser(self) -> Eraser:
+        """What ``forget`` deletes through: the index if it is open already, else the eraser (no
+        embedder is made), else the index."""
+        if self._index is not None or self._make_eraser is None:
+            return self.index
+        return self._make_eraser()
 
     def reopen(self) -> None:
         """Have the factory make the index again on next use (after the caller opened a new client)."""

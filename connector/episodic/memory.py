@@ -141,8 +141,7 @@ class EpisodicMemory:
         self.background = background
         self.allow_unknown_customers = allow_unknown_customers
         self.fusion = Fusion()
-        self._vectors = LazyVectors(embedder, index, vector_cache)
-        self._make_eraser = eraser
+        self._vectors = LazyVectors(embedder, index, vector_cache, eraser)
         # Embeds recall queries on its own threads while the caller reads the scope's rows.
         self._recall = ScopedRecall(self._vectors, CASE_SOURCE, "episodic-query")
 
@@ -165,11 +164,8 @@ class EpisodicMemory:
         return self._vectors.cache
 
     def eraser(self) -> Eraser:
-        """What ``forget`` deletes through: the open index if there is one, else the eraser (no
-        embedder), else the index."""
-        if self._vectors.opened is not None or self._make_eraser is None:
-            return self.index
-        return self._make_eraser()
+        """What ``forget`` deletes through (:meth:`LazyVectors.eraser`)."""
+        return self._vectors.eraser()
 
     def _scope(self, customer_id: object, tenant: str | None) -> Scope:
         return Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
