@@ -11,8 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -98,14 +97,12 @@ class ContextBuilder:
         self.sessions = sessions
         self.conversations = conversations
         self.conversation_hits = conversation_hits
-        # Threads for case recall; the embedder and SQLite release the GIL, so it overlaps the reads.
+        # Threads for the recalls; the embedder and SQLite release the GIL, so they overlap the reads.
         self._recall_pool = LazyPool("context-recall")
-        self._reads_pool = LazyPool("context-reads")  # relational reads beside the main ones
 
     def close(self) -> None:
-        """Stop the recall and read worker threads (started again if the builder is used after)."""
+        """Stop the recall worker threads (started again if the builder is used after)."""
         self._recall_pool.shutdown()
-        self._reads_pool.shutdown()
 
     def suggestions(
         self, customer_id: str, *, tenant: str | None = None, party_kind: str = "customer"
@@ -177,12 +174,8 @@ class ContextBuilder:
             if customer_memories and self.conversations is not None and self.conversation_hits
             else None
         )
-        # So do the open-document totals (an aggregate over every open document: the longest read
-        # of a party with many), the overdue ranking and the learned facts, each on its own connection.
-        reads = self._reads_pool.get()
-        totals_read = reads.submit(self._totals, scope, party_kind, day)
-        ranked_read = reads.submit(self._ranked, scope, party_kind, day)
-        base_facts = reads.submit(self._top_facts, scope, None, None) if customer_memories else None
+        # The relational reads run here, on one connection: each is a fraction of a millisecond of
+        # Python, less than handing it to a thread that then waits for the GIL the recalls hold.
         step = time.perf_counter()
         with self.engine.connect() as conn:
             facts = load_party(conn, scope.tenant, party_kind, scope.customer_id)
@@ -191,14 +184,12 @@ class ContextBuilder:
             owner = (conn, scope.tenant, party_kind, scope.customer_id)
             named = named_documents(*owner, refs)
             streams = stream_freshness(conn, scope.tenant)
-            erp_ms = _ms(step)
+            totals = document_totals(*owner, day)
+            ranked = ranked_documents(*owner, day, cfg.max_open_documents)
+            timings["erp"] = _ms(step)
             step = time.perf_counter()
             state = self.sessions.view(conn, sid) if sid is not None else None
             timings["working"] = _ms(step)
-        # Waited for with no connection held: a pool read never waits for a connection this holds.
-        step = time.perf_counter()
-        totals, ranked = totals_read.result(), ranked_read.result()
-        timings["erp"] = round(erp_ms + _ms(step), 3)
         if state is not None and (state.info.tenant, state.info.customer_id) != (
             scope.tenant,
             scope.customer_id,
@@ -212,7 +203,7 @@ class ContextBuilder:
             )
 
         step = time.perf_counter()
-        learned = self._learned_facts(scope, state, warnings, base_facts) if base_facts is not None else []
+        learned = self._learned_facts(scope, state, warnings) if customer_memories else []
         timings["learned_facts"] = _ms(step)
 
         # Every section but the past cases is built and costed while the recall still runs.
@@ -288,18 +279,6 @@ class ContextBuilder:
         return self.erp_kinds.get(tenant)
 
     # Sources that may be unavailable: a warning, never a failed context ----------------------------
-    def _totals(self, scope: Scope, party_kind: str, day: date) -> list[KindTotal]:
-        """The party's open-document totals on a connection of their own (runs in the reads pool)."""
-        with self.engine.connect() as conn:
-            return document_totals(conn, scope.tenant, party_kind, scope.customer_id, day)
-
-    def _ranked(self, scope: Scope, party_kind: str, day: date) -> list[OpenDocument]:
-        """The overdue-first ranking on a connection of its own (runs in the reads pool)."""
-        with self.engine.connect() as conn:
-            return ranked_documents(
-                conn, scope.tenant, party_kind, scope.customer_id, day, self.settings.max_open_documents
-            )
-
     def _top_facts(self, scope: Scope, agent_id: str | None, workflow_id: str | None) -> Sequence[Any]:
         limit = self.settings.max_learned_facts
         if limit == 0:
@@ -308,15 +287,13 @@ class ContextBuilder:
             scope.customer_id, tenant=scope.tenant, limit=limit, agent_id=agent_id, workflow_id=workflow_id
         )
 
-    def _learned_facts(
-        self, scope: Scope, state: SessionState | None, warnings: list[str], base: Future[Sequence[Any]]
-    ) -> list[Any]:
-        """The customer's top facts (``base``: those of no agent or workflow, read already in the
-        pool) merged with those of the session's agent and workflow."""
+    def _learned_facts(self, scope: Scope, state: SessionState | None, warnings: list[str]) -> list[Any]:
+        """The customer's top facts (those of no agent or workflow) merged with those of the
+        session's agent and workflow."""
         limit = self.settings.max_learned_facts
         found: dict[int, Any] = {}
         try:
-            scoped = [base.result()]
+            scoped = [self._top_facts(scope, None, None)]
             if limit and state is not None and (state.info.agent_id or state.info.workflow_id):
                 scoped.append(self._top_facts(scope, state.info.agent_id, state.info.workflow_id))
             for facts in scoped:
