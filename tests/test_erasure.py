@@ -22,6 +22,7 @@ from connector.erasure.tombstones import erased_t
 from connector.errors import ErasedCustomerError
 from connector.lexical.tables import DOCS, POSTINGS
 from connector.memory import Memory
+from connector.scope import Scope
 from connector.settings import ChromaSettings, EpisodicSettings, Settings
 
 # The tests record cases for customers they name, not synced ones (the byte scan must find none
@@ -95,6 +96,54 @@ def test_a_case_whose_write_races_a_forget_leaves_nothing_behind(memory: Memory)
             assert conn.execute(left).scalar_one() == 0
     memory.lift_erasure("RACE")
     assert memory.recall_cases("RACE", "credit memo CM-000777") == []
+
+
+def test_a_batch_whose_write_races_a_forget_keeps_the_other_customers_cases(memory: Memory) -> None:
+    """Several customers in one batch, one forgotten while the batch's vectors are written: only
+    that customer's rows and vectors are taken out again, the others' stay recallable."""
+    episodic = memory.episodic
+    index = episodic.index
+    real_upsert = index.upsert
+    forgotten: list[dict[str, int]] = []
+
+    def upsert_after_forget(*args: Any, **kwargs: Any) -> None:
+        if not forgotten:
+            forgotten.append(memory.forget("RACE"))
+        real_upsert(*args, **kwargs)
+
+    index.upsert = upsert_after_forget  # type: ignore[method-assign]
+    batch = [
+        episodic.prepare(
+            customer, f"Asked about INV-00{n}{i:03d}.", "Explained it.", case_id=f"{customer}-{i}"
+        )
+        for n, customer in enumerate(("KEPT", "RACE", "ALSO"))
+        for i in range(3)
+    ]
+    with pytest.raises(ErasedCustomerError) as raised:
+        episodic.record_cases(batch)
+
+    assert raised.value.customer_id == "RACE"
+    assert entries(memory, "RACE") == 0 and index.inner.ids_in_scope("default", "RACE") == []
+    assert entries(memory, "KEPT") == 3 and entries(memory, "ALSO") == 3
+    assert len(index.inner.ids_in_scope("default", "KEPT")) == 3
+    assert memory.recall_cases("ALSO", "INV-002001")[0].case_id == "ALSO-1"
+
+
+def test_only_the_erased_customers_of_a_batch_are_named_whatever_their_tenant(memory: Memory) -> None:
+    erasures = memory.episodic.erasures
+    gone, kept, elsewhere = Scope.of("t1", "GONE"), Scope.of("t1", "KEPT"), Scope.of("t2", "GONE")
+    erasures.erase(gone)
+    erasures.erase(Scope.of("t2", "ALSO"))
+
+    assert erasures.erased_among([kept, elsewhere, gone, Scope.of("t2", "ALSO")]) == [
+        gone,
+        Scope.of("t2", "ALSO"),
+    ]  # in the order asked, another tenant's same id untouched
+    assert erasures.erased_among([kept, elsewhere]) == []
+    with pytest.raises(ErasedCustomerError):
+        erasures.require_all_writable([kept, gone])
+    erasures.lift(gone)
+    assert erasures.erased_among([gone]) == []
 
 
 def _crm_case(external_id: str, customer: str, content_hash: str) -> CrmCase:

@@ -181,9 +181,7 @@ class CaseWriter:
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
         """Record ``cases`` in order; a batch longer than ``WRITE_CHUNK`` is written chunk by chunk,
         the next chunk embedded while this one is written (see the module docstring)."""
-        erasures = self.episodic.erasures
-        for scope in dict.fromkeys(c.scope for c in cases):
-            erasures.require_writable(scope)
+        self.episodic.erasures.require_all_writable(c.scope for c in cases)
         now = self.episodic.clock.now()  # one time for the whole batch, as if written at once
         windows = Windows.at(now, self.episodic.retention)
         chunks = [cases[start : start + WRITE_CHUNK] for start in range(0, len(cases), WRITE_CHUNK)]
@@ -211,8 +209,7 @@ class CaseWriter:
         index = self.episodic.index
         scopes = list(dict.fromkeys(c.scope for c in cases))
         with episodic.engine.begin() as conn:
-            for scope in scopes:  # a forget that committed since the batch began wins
-                episodic.erasures.require_writable(scope, conn)
+            episodic.erasures.require_all_writable(scopes, conn)  # a forget since the batch began wins
             view = BatchView.load(conn, cases, index)
             results = [self._apply(view, case, now, windows) for case in cases]
             view.write_rows(conn)
@@ -232,8 +229,7 @@ class CaseWriter:
         """A ``forget`` that ran while this chunk was written may have missed its rows (not yet
         committed when it deleted) or its vectors (upserted after it deleted by id): take them out
         again, then refuse the write as a write after the erasure (other customers' cases stay)."""
-        erasures = self.episodic.erasures
-        erased = [scope for scope in scopes if erasures.is_erased(scope)]
+        erased = self.episodic.erasures.erased_among(scopes)
         for scope in erased:
             self.episodic.index.delete(view.vector_ids(scope))
             self.episodic.forget(scope.customer_id, tenant=scope.tenant, sweep=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterable
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 
 erased_t: sa.Table = ErasedCustomer.__table__  # type: ignore[attr-defined]
 pending_t: sa.Table = PendingErasure.__table__  # type: ignore[attr-defined]
+_IN_LIST = 300  # customers per query: well inside SQLite's and PostgreSQL's parameter limits
 
 
 def customer_digest(tenant: str, customer_id: str) -> str:
@@ -98,6 +100,32 @@ class Erasures:
         """Raise :class:`ErasedCustomerError` if the customer was erased and not lifted."""
         if self.is_erased(scope, conn):
             raise ErasedCustomerError(scope.customer_id, scope.tenant)
+
+    def erased_among(self, scopes: Iterable[Scope], conn: Connection | None = None) -> list[Scope]:
+        """The scopes of ``scopes`` whose customer was erased and not lifted, in their order: one
+        query per few hundred customers (a batch's customers are checked together, not one by one)."""
+        wanted = {(s.tenant, customer_digest(s.tenant, s.customer_id)): s for s in dict.fromkeys(scopes)}
+        if not wanted:
+            return []
+        if conn is None:
+            with self.engine.connect() as own:
+                return self.erased_among(wanted.values(), own)
+        keys = list(wanted)
+        found: set[tuple[str, str]] = set()
+        for start in range(0, len(keys), _IN_LIST):
+            chunk = keys[start : start + _IN_LIST]
+            statement = sa.select(erased_t.c.tenant, erased_t.c.customer_digest).where(
+                erased_t.c.tenant.in_(sorted({tenant for tenant, _ in chunk})),
+                erased_t.c.customer_digest.in_([digest for _, digest in chunk]),
+            )
+            found.update((r.tenant, r.customer_digest) for r in conn.execute(statement))
+        return [scope for key, scope in wanted.items() if key in found]
+
+    def require_all_writable(self, scopes: Iterable[Scope], conn: Connection | None = None) -> None:
+        """Raise :class:`ErasedCustomerError` for the first of ``scopes`` that was erased (one query)."""
+        erased = self.erased_among(scopes, conn)
+        if erased:
+            raise ErasedCustomerError(erased[0].customer_id, erased[0].tenant)
 
     def erased_digests(self, tenant: str) -> set[str]:
         """Every tombstone of a tenant (the case ingest tests its customers against them)."""
