@@ -12,6 +12,7 @@ erasure.
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,7 @@ from connector.clock import FrozenClock
 from connector.db.engine import create_db_engine
 from connector.db.migrate import upgrade_to_head
 from connector.episodic.chroma_index import ChromaEraser
+from connector.erasure import hnsw
 from connector.erasure.tombstones import pending_t
 from connector.errors import ErasureIncomplete, StoreError
 from connector.memory import Memory
@@ -168,6 +170,65 @@ def test_forget_zeroes_what_chroma_wrote_past_the_last_element(memory: Memory) -
     assert reopened.episodic.index.count() == 30
     assert reopened.recall_cases("OTHER003", "INV-000003")
     reopened.close()
+
+
+def write_past_last_element(segment: Path, data: bytes) -> None:
+    _, _, _, elements, per_element = HEADER.unpack((segment / "header.bin").read_bytes()[: HEADER.size])
+    with (segment / "data_level0.bin").open("r+b") as file:
+        file.seek(elements * per_element + 100)
+        file.write(data)
+
+
+class SegmentReads:
+    """Counts how often the zeroing reads a segment's files."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = hnsw._scrub_segment
+
+        def counting(segment: Path) -> int:
+            self.count += 1
+            return real(segment)
+
+        monkeypatch.setattr(hnsw, "_scrub_segment", counting)
+
+
+def test_a_segment_found_clean_is_not_read_again_until_its_files_change(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hnsw, "_RACY_NS", 10_000_000)  # files older than 10 ms count as settled
+    memory.record_case("OTHER001", "Asked about INV-000001.", "Explained it.")
+    chroma = memory.settings.chroma_path
+    (segment,) = segments(chroma)
+    reads = SegmentReads(monkeypatch)
+    time.sleep(0.05)
+    hnsw.scrub_segment_slack(chroma)
+    assert reads.count == 1  # read once more: it had changed just before the last check
+
+    memory.record_case(
+        "OTHER002", "Asked about INV-000002.", "Explained it."
+    )  # no persist: files as they were
+    hnsw.scrub_segment_slack(chroma)
+    assert reads.count == 1
+
+    write_past_last_element(segment, CUSTOMER.encode())
+    assert hnsw.scrub_segment_slack(chroma) == len(CUSTOMER) and reads.count == 2
+    assert bytes_past_last_element(chroma) == {}
+
+
+def test_a_segment_changed_just_before_its_check_is_read_again(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change within a timestamp tick of the check would leave the stat as it was: such a
+    segment is read at every write until its files have settled."""
+    memory.record_case("OTHER001", "Asked about INV-000001.", "Explained it.")  # starts the segment
+    chroma = memory.settings.chroma_path
+    reads = SegmentReads(monkeypatch)
+
+    hnsw.scrub_segment_slack(chroma)
+    hnsw.scrub_segment_slack(chroma)
+
+    assert reads.count == 2
 
 
 class NoModel:

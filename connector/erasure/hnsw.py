@@ -16,6 +16,9 @@ version, then ``size_t`` offsetLevel0, max_elements, cur_element_count, size_dat
 
 Chroma writes these files only inside a write call: :data:`WRITES` serialises this process's
 writes and the zeroing per directory. Embedded Chroma is one process's store (Chroma's own rule).
+Chroma rewrites them only when it starts a segment or persists one (every ``sync_threshold``
+added vectors), so most writes leave them as they were: a segment found clean is not read again
+while its files keep the identity, size and change times they had then (:class:`_CleanSegments`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import logging
 import os
 import struct
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -35,6 +39,11 @@ _HEADER = struct.Struct("<i4Q")  # version, offsetLevel0, max_elements, cur_elem
 _VERSION = 1
 _FLOAT = 4  # length.bin: one float32 per element
 _BLOCK = 1 << 16
+_FILES = ("header.bin", "data_level0.bin", "length.bin")
+# A file changed this recently may change again within the same timestamp tick, unseen by its
+# stat: it is read again next time (2 s: the coarsest common timestamp, FAT's; ext4's is a tick).
+_RACY_NS = 2_000_000_000
+FileStamp = tuple[int, int, int, int, int] | None  # device, inode, size, mtime, ctime (ns); None: absent
 
 
 class _DirectoryLocks:
@@ -53,22 +62,70 @@ class _DirectoryLocks:
 WRITES = _DirectoryLocks()
 
 
+class _CleanSegments:
+    """The stamps of each segment's files when it was last found clean, by segment directory.
+
+    A stamp is kept only once its change time is older than :data:`_RACY_NS` at the check (the
+    rule git uses for racily clean files): a later change then gets a later change time, which the
+    inode's ``ctime`` records whatever ``utime`` sets, so an equal stamp means unchanged files.
+    """
+
+    def __init__(self) -> None:
+        self._stamps: dict[Path, tuple[FileStamp, ...]] = {}
+
+    def unchanged(self, segment: Path, stamps: tuple[FileStamp, ...]) -> bool:
+        return self._stamps.get(segment) == stamps
+
+    def found_clean(self, segment: Path, checked_at_ns: int) -> None:
+        stamps = _stamps(segment)
+        if all(s is None or s[4] < checked_at_ns - _RACY_NS for s in stamps):
+            self._stamps[segment] = stamps
+        else:
+            self._stamps.pop(segment, None)
+
+    def keep_only(self, chroma_dir: Path, segments: set[Path]) -> None:
+        """Forget segments of ``chroma_dir`` that are gone (a rebuild drops them)."""
+        for segment in [s for s in self._stamps if s.parent == chroma_dir and s not in segments]:
+            del self._stamps[segment]
+
+
+_CLEAN = _CleanSegments()
+
+
 def scrub_segment_slack(chroma_dir: Path) -> int:
     """Zero the bytes past the last element in every HNSW segment under ``chroma_dir``; returns
-    how many bytes were not zero."""
+    how many bytes were not zero. Segments unchanged since they were last found clean are skipped."""
     if not chroma_dir.is_dir():
         return 0
     zeroed = 0
+    chroma_dir = chroma_dir.resolve()
     with WRITES.of(chroma_dir):
-        for segment in sorted(chroma_dir.iterdir()):
-            if _is_segment_dir(segment):
-                try:
-                    zeroed += _scrub_segment(segment)
-                except OSError as exc:
-                    raise StoreError(
-                        f"zeroing the unused part of Chroma's index files in {segment} failed: {exc}"
-                    ) from None
+        segments = {segment for segment in chroma_dir.iterdir() if _is_segment_dir(segment)}
+        _CLEAN.keep_only(chroma_dir, segments)
+        for segment in sorted(segments):
+            try:
+                checked_at = time.time_ns()
+                if _CLEAN.unchanged(segment, _stamps(segment)):
+                    continue
+                zeroed += _scrub_segment(segment)
+                _CLEAN.found_clean(segment, checked_at)
+            except OSError as exc:
+                raise StoreError(
+                    f"zeroing the unused part of Chroma's index files in {segment} failed: {exc}"
+                ) from None
     return zeroed
+
+
+def _stamps(segment: Path) -> tuple[FileStamp, ...]:
+    found: list[FileStamp] = []
+    for name in _FILES:
+        try:
+            st = os.stat(segment / name)
+        except FileNotFoundError:
+            found.append(None)
+        else:
+            found.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(found)
 
 
 def _scrub_segment(segment: Path) -> int:
