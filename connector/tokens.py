@@ -66,6 +66,10 @@ class TokenCounter(Protocol):
 _LINE_STARTS = re.compile(r"(?<=\n)(?=[!-~])")
 _CACHED_LINES = 16_384  # lines kept (each at most _CACHED_CHARS long: a few MB at most)
 _CACHED_CHARS = 4_096
+# Long lines (a tool result's JSON is one line) and the cuts of long texts recur from build to
+# build too, but fewer are kept: at most _LONG_CHARS long each, so a few MB at most as well.
+_CACHED_LONG = 128
+_LONG_CHARS = 32_768
 
 _DIGIT_GROUPS = re.compile(r"\d{1,3}")
 _MARKS = re.compile(r"[^\w\s]|[^\x00-\x7f]")
@@ -117,6 +121,8 @@ class TiktokenCounter:
             special_tokens=_CL100K_SPECIAL,
         )
         self._line_count = lru_cache(maxsize=_CACHED_LINES)(self._encoded_length)
+        self._long_count = lru_cache(maxsize=_CACHED_LONG)(self._encoded_length)
+        self._cut = lru_cache(maxsize=_CACHED_LONG)(self._prefix)
 
     def _encoded_length(self, text: str) -> int:
         # Special-token text inside data is counted as ordinary text, never rejected.
@@ -129,9 +135,15 @@ class TiktokenCounter:
         return sum(self._one_line(line) for line in _LINE_STARTS.split(text))
 
     def _one_line(self, text: str) -> int:
-        return self._line_count(text) if len(text) <= _CACHED_CHARS else self._encoded_length(text)
+        size = len(text)
+        if size <= _CACHED_CHARS:
+            return self._line_count(text)
+        return self._long_count(text) if size <= _LONG_CHARS else self._encoded_length(text)
 
     def prefix(self, text: str, tokens: int) -> str:
+        return self._cut(text, tokens) if len(text) <= _LONG_CHARS else self._prefix(text, tokens)
+
+    def _prefix(self, text: str, tokens: int) -> str:
         kept = self._encoding.encode_ordinary(text)[: max(0, tokens)]
         return self._encoding.decode(kept).rstrip("\ufffd")  # no half character at the cut
 

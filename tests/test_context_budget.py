@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from context_fixtures import NOW, hit, seed_erp, stub_context
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
 from connector.context import ContextResult
+from connector.db.upsert import upsert_records
+from connector.erp.records import DocumentRecord
 from connector.memory import Memory
 from connector.settings import ContextSettings, Settings, WorkingMemorySettings
 from connector.tokens import count_tokens
@@ -150,3 +154,36 @@ def test_the_estimating_tokenizer_also_keeps_the_real_count_in_budget(full_memor
     result = build(full_memory, token_budget=1000)
     assert result.tokenizer == "estimate"
     assert count_tokens(result.text) <= result.token_count <= 1000
+
+
+def _costs_match_the_text(result: ContextResult, kind: str = "cl100k_base") -> bool:
+    """Every item's cost is its shown text's count (plus the joining newline) by ``kind``."""
+    return all(item.tokens == count_tokens(item.text, kind) + 1 for s in result.sections for item in s.items)
+
+
+def test_costs_kept_between_builds_follow_every_change(full_memory: Memory) -> None:
+    """Item costs are kept from build to build; a new turn, a pin, a fold and a sync write each
+    change what is shown, and every cost is still that of the text shown."""
+    first = build(full_memory)
+    assert _costs_match_the_text(first)
+    full_memory.record_turn("s-1", "ABARTENDE", "user", f"and the freight of SO-000079 too: {WORDS}")
+    full_memory.pin("s-1", "refund_total", "312.40")
+    full_memory.working.fold("s-1")
+    paid = DocumentRecord(
+        tenant="default", doc_type="ar_invoice", external_id="INV/AR004820", number="AR004820",
+        party_kind="customer", party_external_id="ABARTENDE", status="Open", currency="USD",
+        amount=Decimal("1250.75"), balance=Decimal("99.10"), description="Bar stools lot 0, part paid",
+    )  # fmt: skip
+    with full_memory.engine.begin() as conn:
+        upsert_records(conn, [paid], NOW)
+    second = build(full_memory)
+    assert "99.10 of 1,250.75 USD" in second.text and "refund_total = 312.40" in second.text
+    assert _costs_match_the_text(second)
+    assert second.token_count == count_tokens(second.text) <= 1200
+
+
+def test_kept_costs_are_per_tokenizer(full_memory: Memory) -> None:
+    exact = build(full_memory)
+    full_memory.settings.context.tokenizer = "estimate"
+    estimated = build(full_memory)
+    assert _costs_match_the_text(exact) and _costs_match_the_text(estimated, "estimate")

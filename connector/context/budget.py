@@ -9,14 +9,20 @@
 
 Costs are per item plus one token for the joining newline; the builder verifies the rendered
 total and re-runs with a smaller budget in the rare case that joins merged differently.
+
+The text and cost of a whole candidate are kept between builds (keyed by its head and body, so
+nothing can go stale): a session's turns, pins and summary lines and a party's documents recur
+in every build of that session or party, and quoting and counting them again was most of the
+budget's work.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from connector.context.candidates import Candidate
+from connector.context.candidates import Candidate, rendered
 from connector.tokens import TokenCounter
 
 MIN_TRUNCATED = 24
@@ -32,6 +38,30 @@ REFILL_ORDER = (
     "erp_facts",
 )
 CONTIGUOUS = frozenset({"recent_turns", "summary"})
+# Whole candidates kept between builds: the turns, lines and documents of a few dozen busy
+# sessions, bodies of at most 4 KB each (about 20 MB at the very most, typically a few).
+_KEPT_CANDIDATES = 2_048
+_KEPT_BODY_CHARS = 4_096
+
+
+class _Kept:
+    """Whole candidates' text and cost by one tokenizer, kept between builds (thread-safe)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.get = lru_cache(maxsize=_KEPT_CANDIDATES)(self._of)
+
+    def _of(self, head: str, body: str | None) -> tuple[str, int]:
+        text = rendered(head, body)
+        return text, self.counter.count(text) + 1
+
+
+_KEPT: dict[str, _Kept] = {}  # by tokenizer name: counters of one name count alike
+
+
+def _kept_for(counter: TokenCounter) -> _Kept:
+    kept = _KEPT.get(counter.name)
+    return kept if kept is not None else _KEPT.setdefault(counter.name, _Kept(counter))
 
 
 @dataclass(slots=True)
@@ -58,6 +88,7 @@ class Costs:
         self.counter = counter
         self.max_chars = max_chars
         self._cache: dict[str, int] = {}
+        self._kept = _kept_for(counter)
         self._full: dict[int, tuple[Candidate, tuple[str, int, bool]]] = {}
 
     def count(self, text: str) -> int:
@@ -66,6 +97,13 @@ class Costs:
             cost = self.counter.count(text) + 1
             self._cache[text] = cost
         return cost
+
+    def whole(self, c: Candidate) -> tuple[str, int]:
+        """The whole candidate's text and cost (kept between builds unless its body is long)."""
+        if c.body is None or len(c.body) <= _KEPT_BODY_CHARS:
+            return self._kept.get(c.head, c.body)
+        text = c.render()
+        return text, self.count(text)
 
     def warm(self, candidates: Iterable[Candidate]) -> None:
         """Count what :func:`allocate` will ask for first (each whole candidate), ahead of time."""
@@ -85,8 +123,8 @@ class Costs:
         if c.body is not None and len(c.body) > self.max_chars:  # bound the tokenizer's work
             text = c.render(c.body[: self.max_chars].rstrip() + TRUNCATION_MARK)
             return text, self.count(text), True
-        text = c.render()
-        return text, self.count(text), False
+        text, cost = self.whole(c)
+        return text, cost, False
 
     def fit(self, c: Candidate, room: int) -> tuple[str, int] | None:
         """The candidate with its body cut to fit ``room`` tokens, or None if even the head does not."""
@@ -123,7 +161,7 @@ def allocate(
     for s in sections:
         for c in sorted(candidates.get(s, ()), key=lambda c: (c.rank, c.order, c.source)):
             if c.fixed:
-                text, cost = c.render(), costs.count(c.render())
+                text, cost = costs.whole(c)
                 chosen[s].append(Chosen(c, text, cost))
                 fixed_in[s] += cost
             else:

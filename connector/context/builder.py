@@ -421,10 +421,10 @@ class ContextBuilder:
             shown = [documents[ch.candidate.source] for ch in chosen if ch.candidate.source in documents]
             line = cand.omitted_item(totals, shown)
             if line is not None:
-                chosen.append(Chosen(line, line.render(), costs.count(line.render())))
+                chosen.append(Chosen(line, *costs.whole(line)))
             return allocation
 
-        fixed_cost = sum(costs.count(c.render()) for items in candidates.values() for c in items if c.fixed)
+        fixed_cost = sum(costs.whole(c)[1] for items in candidates.values() for c in items if c.fixed)
         overhead = counter.count(text_of(None, warnings))
         if overhead + fixed_cost > budget:
             warnings.append(

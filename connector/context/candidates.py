@@ -47,11 +47,15 @@ class Candidate:
     fixed: bool = False
 
     def render(self, body: str | None = None) -> str:
-        text = self.body if body is None else body
-        if text is None:
-            return self.head
-        quoted = quote(text) if text.strip() else "> (empty)"
-        return f"{self.head}\n{quoted}" if self.head else quoted
+        return rendered(self.head, self.body if body is None else body)
+
+
+def rendered(head: str, body: str | None) -> str:
+    """A candidate's text: its head, then its body (if any) as a quoted block."""
+    if body is None:
+        return head
+    quoted = quote(body) if body.strip() else "> (empty)"
+    return f"{head}\n{quoted}" if head else quoted
 
 
 NOT_SHOWN = "documents:not_shown"
