@@ -515,13 +515,25 @@ def non_llm_fold(previous: str | None, previous_mode: str | None, turns: Sequenc
 
 _SID: Any = sa.bindparam("sid")
 _SESSION = sa.select(session_t).where(session_t.c.session_id == _SID)
+# Columns in the order of the records they make: each row is unpacked as a tuple, which costs a
+# fraction of reading every field by name (a long session's view reads hundreds of them per build).
+_TURN_FIELDS = (
+    turn_t.c.session_id, turn_t.c.seq, turn_t.c.role, turn_t.c.content, turn_t.c.created_at,
+    turn_t.c.tool_name, turn_t.c.tool_args, turn_t.c.tool_result,
+)  # fmt: skip
+_PIN_FIELDS = (
+    pin_t.c.name, pin_t.c.value, pin_t.c.kind, pin_t.c.source, pin_t.c.seq, pin_t.c.explicit,
+    pin_t.c.updated_at,
+)  # fmt: skip
 _RECENT_TURNS = (
-    sa.select(turn_t)
+    sa.select(*_TURN_FIELDS)
     .where(turn_t.c.session_id == _SID, turn_t.c.seq > sa.bindparam("upto"))
     .order_by(turn_t.c.seq.desc())
     .limit(_STATE_TURN_CAP)
 )
-_PINS = sa.select(pin_t).where(pin_t.c.session_id == _SID).order_by(pin_t.c.explicit.desc(), pin_t.c.name)
+_PINS = (
+    sa.select(*_PIN_FIELDS).where(pin_t.c.session_id == _SID).order_by(pin_t.c.explicit.desc(), pin_t.c.name)
+)
 
 
 def read_state(conn: Connection, sid: str) -> SessionState | None:
@@ -530,9 +542,12 @@ def read_state(conn: Connection, sid: str) -> SessionState | None:
     if row is None:
         return None
     upto = int(row.summary_upto_seq)
-    recent = [_turn(r) for r in conn.execute(_RECENT_TURNS, {"sid": sid, "upto": upto})]
+    recent = [Turn(*r) for r in conn.execute(_RECENT_TURNS, {"sid": sid, "upto": upto})]
     recent.reverse()
-    pins = tuple(_pin(r) for r in conn.execute(_PINS, {"sid": sid}))
+    pins = tuple(
+        PinnedValue(name, value, kind, source, seq, bool(explicit), updated_at)
+        for name, value, kind, source, seq, explicit, updated_at in conn.execute(_PINS, {"sid": sid})
+    )
     return SessionState(
         info=_info(row),
         summary=row.summary,
