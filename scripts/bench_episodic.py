@@ -473,6 +473,10 @@ def calibrate(workdir: Path) -> None:
     for share in (0.2, 0.3, 0.4, 0.5):
         fusions[f"hedge w=0.2 shared={share:g}"] = Fusion(shared_term=share)
     fusions["hedge w=0.3 shared=0.3"] = Fusion(lexical_weight=0.3)
+    fusions["no value bonus"] = Fusion(value_bonus=0.0)
+    for cover in (0.0, 0.2, 0.5):
+        fusions[f"coverage={cover:g}"] = Fusion(coverage=cover)
+    fusions["session 5 (no bonus, coverage)"] = Fusion(value_bonus=0.0, coverage=0.0)
     results = quality(workdir, fusions)
     names = [f"{r['name'][:14]} r@1/r@5/r@10/MRR" for r in results.values()]
     print(f"{'fusion':<22} " + " ".join(f"{n:>38}" for n in names))

@@ -54,8 +54,10 @@ def test_a_match_on_a_name_half_the_turns_share_does_not_outweigh_the_dense_side
     cosines = [0.52, 0.55, 0.40, 0.38, 0.36, 0.35]
     lexical = [name_only, None, name_only, None, name_only, None]
     assert ranked(cosines, lexical)[0] == 1
-    # without the floor, the shared name alone would lift every one of the speaker's turns
-    assert ranked(cosines, lexical, Fusion(lexical_floor=0.0))[0] == 0
+    # without the floor (and without the coverage scaling, which also sees that nothing but the
+    # shared name was found), the shared name alone would lift every one of the speaker's turns
+    assert ranked(cosines, lexical, Fusion(lexical_floor=0.0, coverage=0.0))[0] == 0
+    assert ranked(cosines, lexical, Fusion(lexical_floor=0.0))[0] == 1
 
 
 def test_a_strong_lexical_match_still_wins_when_the_query_is_mostly_matched() -> None:
@@ -148,3 +150,33 @@ def test_the_hedge_reorders_the_kept_candidates_and_keeps_queried_documents_firs
         plain = ranked(cosines, lexical, Fusion(hedge=False), entry_doc_keys=keys, query_keys={"inv1"})
         assert hedged[0] == n - 1 == plain[0]
         assert len(hedged) == len(set(hedged)) and set(hedged) == set(plain)
+
+
+def test_the_turn_holding_the_amount_asked_for_ranks_first_even_when_it_embeds_far() -> None:
+    # "What costs 1750 for the term?": the turn with 1,750.00 is worded otherwise ("for ten weeks")
+    # and embeds far from the question; a look-alike holds "costs ... for the term" with another
+    # amount. Holding the value the question names is exact evidence, like a document number.
+    weight = 15.0
+    lexical = [
+        LexicalScore(7.5, ("1750",), weight),
+        LexicalScore(7.3, ("cost", "term"), weight),
+        LexicalScore(3.6, ("cost",), weight),
+        LexicalScore(3.4, ("term",), weight),
+        *[None] * 16,
+    ]
+    cosines = [0.10, 0.33, 0.25, 0.22, *[0.02 * i for i in range(16)]]
+    assert ranked(cosines, lexical)[0] == 0
+    assert ranked(cosines, lexical, Fusion(value_bonus=0.0))[0] == 1
+
+
+def test_a_match_on_a_small_share_of_the_question_counts_less_than_the_dense_side() -> None:
+    # "Would Audrey enjoy a visit to an art museum?" (Audrey in half the turns): only "visit" is
+    # found, in one turn about a grandma's visit that embeds nearly as close as Audrey's painting;
+    # "enjoy", "art" and "museum" are in no turn. The best candidate holds a fifth of what was asked,
+    # so the lexical side counts for a fifth of its weight there and the dense side decides.
+    weight = 23.5
+    audrey, visit = LexicalScore(0.45, ("audrey",), weight), LexicalScore(4.4, ("visit",), weight)
+    lexical = [visit, *[audrey, None] * 15]
+    cosines = [0.52, 0.54, *[0.20 + 0.01 * i for i in range(29)]]
+    assert ranked(cosines, lexical)[0] == 1
+    assert ranked(cosines, lexical, Fusion(coverage=0.0))[0] == 0

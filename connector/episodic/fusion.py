@@ -15,6 +15,15 @@ dense side; standardising puts both on "how far above this scope's usual candida
 deviation counts as at least ``lexical_floor`` (0.1) of the query's weight (its terms' idf summed,
 those no candidate holds included): when the only term found is the speaker's name, which half the
 turns share, the lexical side is not inflated to a full standard deviation.
+Two rules on top (session 6): a candidate holding a value the query names (a number, amount,
+date or document number) gets ``value_bonus`` (1.0, in the fused score's standard-deviation units)
+— exact evidence, as a document number is: "What costs 1750 for the term?" is answered by the turn
+with 1,750.00 even when a look-alike holds "costs ... for the term" with another amount and embeds
+closer. And the lexical weight follows how much of the question the best candidate holds
+(``coverage``): full from 30% of the query's content weight (the idf of its terms, those no
+candidate holds included, widely shared terms such as a speaker's name left out), proportionally
+less below, so a stray match on one common word of an inference question ("Would Audrey enjoy a
+visit to an art museum?": only "visit" is found) does not push out what the embedding found.
 The dense score threshold cuts a candidate only if it is also lexically weak (no query term, or
 below ``strong_lexical`` times the best lexical score of the scope) and names no queried document:
 a hit with a lexical match is never cut.
@@ -45,7 +54,7 @@ import numpy as np
 
 from connector.embeddings.base import Vectors
 from connector.episodic.documents import matches
-from connector.lexical.bm25 import LexicalScore
+from connector.lexical.bm25 import LexicalScore, idf
 
 FusionMethod = Literal["rrf", "weighted", "dense", "lexical"]
 Normalise = Literal["zscore", "max"]
@@ -64,6 +73,9 @@ class Fusion:
     strong_lexical: float = 0.0
     hedge: bool = True  # alternate with the view de-biased for widely shared query terms (speakers)
     shared_term: float = 0.3  # a query term at least this share of the candidates hold is "shared"
+    value_bonus: float = 1.0  # added to the fused score of a candidate holding a value the query names
+    coverage: float = 0.3  # the lexical weight is full once the best candidate holds this share of the
+    # query's content weight (its terms' idf, shared terms left out), proportionally less below
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +124,43 @@ def _zscores(values: Sequence[float], floor: float = 0.0) -> list[float]:
     return [(v - mean) / spread for v in values]
 
 
-def _names_a_value(parts: Sequence[LexicalScore]) -> bool:
-    """Whether some candidate contains a query term with a digit (a number, amount, date, document)."""
-    found = {term for part in parts for term in part.terms}
-    return any(any(ch.isdigit() for ch in term) for term in found)
+def _is_value(term: str) -> bool:
+    """A query term with a digit: a number, amount, date or document number."""
+    return any(ch.isdigit() for ch in term)
+
+
+def _shared_terms(held: Counter[str], n: int, share: float) -> list[str]:
+    """The matched query terms at least ``share`` of the ``n`` candidates hold (and not all)."""
+    return [term for term, count in held.items() if share * n <= count < n]
+
+
+def _coverage(
+    parts: Sequence[LexicalScore], held: Counter[str], shared: list[str], query_weight: float
+) -> float:
+    """How much of the query's content the best candidate holds: its matched terms' idf over the
+    idf of all the query's terms (those no candidate holds included), widely shared terms (a
+    speaker's name) left out of both. 0 when nothing but shared terms was asked."""
+    n = len(parts)
+    weights = {term: idf(term, n, count) for term, count in held.items()}
+    for term in shared:
+        del weights[term]
+    content = query_weight - sum(idf(term, n, held[term]) for term in shared)
+    if content <= 0.0 or not weights:
+        return 0.0
+    best = max(sum(weights.get(term, 0.0) for term in part.terms) for part in parts)
+    return best / content
+
+
+def _lexical_weight(
+    fusion: Fusion, parts: Sequence[LexicalScore], held: Counter[str], shared: list[str], query_weight: float
+) -> float:
+    """The lexical side's weight for this query: ``value_weight`` when it names a value a candidate
+    holds, else ``lexical_weight`` scaled down when no candidate holds much of what was asked."""
+    if any(_is_value(term) for term in held):
+        return fusion.value_weight
+    if fusion.coverage <= 0.0:
+        return fusion.lexical_weight
+    return fusion.lexical_weight * min(1.0, _coverage(parts, held, shared, query_weight) / fusion.coverage)
 
 
 def _fused_scores(
@@ -123,7 +168,7 @@ def _fused_scores(
     lexical: list[float],
     fusion: Fusion,
     *,
-    names_value: bool = False,
+    weight: float = 0.0,
     query_weight: float = 0.0,
 ) -> list[float]:
     if fusion.method == "dense":
@@ -131,7 +176,7 @@ def _fused_scores(
     if fusion.method == "lexical":
         return lexical
     if fusion.method == "weighted":
-        w = fusion.value_weight if names_value else fusion.lexical_weight
+        w = weight
         if fusion.normalise == "zscore":
             zd, zl = _zscores(dense), _zscores(lexical, fusion.lexical_floor * query_weight)
             return [w * lex + (1.0 - w) * d for d, lex in zip(zd, zl, strict=True)]
@@ -165,9 +210,16 @@ def fuse(
         dense = (np.asarray(vectors) @ np.asarray(query_vector).reshape(-1)).tolist()
     parts = [s or _NO_MATCH for s in lexical]
     lex = [p.score for p in parts]
-    names_value = _names_a_value(parts)
+    held = Counter(term for part in parts for term in part.terms)
+    shared = _shared_terms(held, n, fusion.shared_term)
     query_weight = max((p.query_weight for p in parts), default=0.0)
-    fused = _fused_scores(dense, lex, fusion, names_value=names_value, query_weight=query_weight)
+    weight = (
+        _lexical_weight(fusion, parts, held, shared, query_weight) if fusion.method == "weighted" else 0.0
+    )
+    fused = _fused_scores(dense, lex, fusion, weight=weight, query_weight=query_weight)
+    bonus = _value_bonus(parts, held, fusion)
+    if bonus is not None:
+        fused = [f + b for f, b in zip(fused, bonus, strict=True)]
     named: list[tuple[str, ...]] = [()] * n
     if query_keys:
         named = [matches(query_keys, keys) for keys in entry_doc_keys]
@@ -181,9 +233,11 @@ def fuse(
     kept.sort(key=lambda i: (-len(named[i]), -fused[i], i))
     shown = fused
     if fusion.method == "weighted" and fusion.hedge and query_vector is not None:
-        debiased = _without_shared_terms(dense, parts, fusion.shared_term)
+        debiased = _without_shared_terms(dense, parts, shared)
         if debiased is not None:
-            hedged = _fused_scores(debiased, lex, fusion, names_value=names_value, query_weight=query_weight)
+            hedged = _fused_scores(debiased, lex, fusion, weight=weight, query_weight=query_weight)
+            if bonus is not None:
+                hedged = [f + b for f, b in zip(hedged, bonus, strict=True)]
             # the second order's first 2k are enough for k hits whatever the first order took
             other = heapq.nsmallest(2 * k, kept, key=lambda i: (-len(named[i]), -hedged[i], i))
             kept, shown = _alternate(kept, other, k, fused, hedged)
@@ -192,14 +246,23 @@ def fuse(
     ]
 
 
+def _value_bonus(parts: Sequence[LexicalScore], held: Counter[str], fusion: Fusion) -> list[float] | None:
+    """``value_bonus`` for each candidate holding a value the query names, 0 for the others (None
+    when the fusion is not weighted or no candidate holds such a value)."""
+    if fusion.method != "weighted" or not fusion.value_bonus:
+        return None
+    values = {term for term in held if _is_value(term)}
+    if not values:
+        return None
+    return [fusion.value_bonus if not values.isdisjoint(part.terms) else 0.0 for part in parts]
+
+
 def _without_shared_terms(
-    dense: list[float], parts: Sequence[LexicalScore], share: float
+    dense: list[float], parts: Sequence[LexicalScore], shared: list[str]
 ) -> list[float] | None:
     """The cosines with the shift of every widely shared query term taken off the candidates holding
-    it (None when no query term is held by at least ``share`` of the candidates, and not all)."""
+    it (None when no query term is that widely shared)."""
     n = len(dense)
-    counts = Counter(term for part in parts for term in part.terms)
-    shared = [term for term, held in counts.items() if share * n <= held < n]
     if not shared:
         return None
     out = list(dense)

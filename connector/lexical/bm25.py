@@ -43,9 +43,10 @@ class Posting:
     tf: int
 
 
-def _idf(term: str, n: int, df: int) -> float:
-    idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-    return idf * VALUE_BOOST if any(ch.isdigit() for ch in term) else idf
+def idf(term: str, n: int, df: int) -> float:
+    """A term's idf among ``n`` documents of which ``df`` hold it (a value's boosted)."""
+    plain = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    return plain * VALUE_BOOST if any(ch.isdigit() for ch in term) else plain
 
 
 def score(
@@ -69,10 +70,10 @@ def score(
     totals: dict[str, float] = {}
     matched: dict[str, list[str]] = {}
     for term, hits in by_term.items():
-        idf = _idf(term, n, len(hits))
+        term_idf = idf(term, n, len(hits))
         for p in hits:
             norm = k1 * (1.0 - b + b * lengths[p.doc_id] / avgdl)
-            totals[p.doc_id] = totals.get(p.doc_id, 0.0) + idf * p.tf * (k1 + 1.0) / (p.tf + norm)
+            totals[p.doc_id] = totals.get(p.doc_id, 0.0) + term_idf * p.tf * (k1 + 1.0) / (p.tf + norm)
             matched.setdefault(p.doc_id, []).append(term)
-    weight = sum(_idf(t, n, len(by_term.get(t, ()))) for t in dict.fromkeys((*query_terms, *by_term)))
+    weight = sum(idf(t, n, len(by_term.get(t, ()))) for t in dict.fromkeys((*query_terms, *by_term)))
     return {doc: LexicalScore(total, tuple(sorted(matched[doc])), weight) for doc, total in totals.items()}
