@@ -48,6 +48,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Literal
 
 import numpy as np
@@ -147,7 +148,8 @@ def _coverage(
     content = query_weight - sum(idf(term, n, held[term]) for term in shared)
     if content <= 0.0 or not weights:
         return 0.0
-    best = max(sum(weights.get(term, 0.0) for term in part.terms) for part in parts)
+    # many candidates hold the same terms (a speaker's name alone): each distinct set summed once
+    best = max(sum(weights.get(term, 0.0) for term in terms) for terms in {part.terms for part in parts})
     return best / content
 
 
@@ -210,7 +212,7 @@ def fuse(
         dense = (np.asarray(vectors) @ np.asarray(query_vector).reshape(-1)).tolist()
     parts = [s or _NO_MATCH for s in lexical]
     lex = [p.score for p in parts]
-    held = Counter(term for part in parts for term in part.terms)
+    held = Counter(chain.from_iterable(part.terms for part in parts))
     shared = _shared_terms(held, n, fusion.shared_term)
     query_weight = max((p.query_weight for p in parts), default=0.0)
     weight = (
