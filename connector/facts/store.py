@@ -141,6 +141,15 @@ def store_fact(
     return int(inserted), True
 
 
+# Built once (every context reads it); each read binds the scope and the limit.
+_TOP = (
+    sa.select(fact_t)
+    .where(fact_t.c.scope_key == sa.bindparam("scope_key"))
+    .order_by(fact_t.c.importance.desc(), fact_t.c.id)
+    .limit(sa.bindparam("limit"))
+)
+
+
 def to_fact(row: Any) -> LearnedFact:
     sources = tuple(row.sources or ())
     return LearnedFact(
@@ -230,14 +239,8 @@ class FactStore:
             raise FactError(f"limit must be a non-negative integer, got {limit!r}")
         if limit == 0:
             return []
-        query = (
-            sa.select(fact_t)
-            .where(fact_t.c.scope_key == scope.key)
-            .order_by(fact_t.c.importance.desc(), fact_t.c.id)
-            .limit(limit)
-        )
         with self.engine.connect() as conn:
-            return [to_fact(row) for row in conn.execute(query)]
+            return [to_fact(row) for row in conn.execute(_TOP, {"scope_key": scope.key, "limit": limit})]
 
     def consolidate(self, *, max_sessions: int = 500) -> ConsolidationReport:
         """Learn facts from unconsolidated sessions, one LLM call per scope (see ``consolidate``)."""
