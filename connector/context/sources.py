@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -23,11 +23,28 @@ attribute_t: sa.Table = PartyAttribute.__table__  # type: ignore[attr-defined]
 sync_state_t: sa.Table = SyncState.__table__  # type: ignore[attr-defined]
 
 
+class ContactRow(NamedTuple):
+    role: str
+    name: str | None
+    email: str | None
+    phone: str | None
+
+
+class AddressRow(NamedTuple):
+    role: str
+    line1: str | None
+    line2: str | None
+    city: str | None
+    region: str | None
+    postal_code: str | None
+    country: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class CustomerFacts:
     party: Any
-    contacts: tuple[Any, ...]
-    addresses: tuple[Any, ...]
+    contacts: tuple[ContactRow, ...]
+    addresses: tuple[AddressRow, ...]
     attributes: tuple[tuple[str, str | None], ...]
 
 
@@ -41,20 +58,38 @@ _PARTY = sa.select(party_t).where(
     party_t.c.external_id == _PARTY_ID,
     party_t.c.deleted_at.is_(None),
 )
+_CONTACT, _ADDRESS, _ATTRIBUTE = 0, 1, 2
+_FIELDS = 7  # an address's
 
 
-def _children(table: sa.Table, *order: Any) -> Any:
+def _children(table: sa.Table, part: int, ordinal: Any, name: Any, *fields: Any) -> Any:
+    """One table's rows of the party as (part, ordinal, name, id, seven text fields), for the union."""
     owner = (
         table.c.tenant == _TENANT,
         table.c.party_kind == _KIND,
         table.c.party_external_id == _PARTY_ID,
     )
-    return sa.select(table).where(*owner).order_by(*order)
+    padded = [*fields, *([sa.null()] * (_FIELDS - len(fields)))]
+    head = [
+        sa.literal_column(str(part), sa.Integer()).label("part"),
+        ordinal.label("ordinal"),
+        name.label("sort_name"),
+    ]
+    texts = (sa.cast(f, sa.Text()).label(f"f{i}") for i, f in enumerate(padded))
+    return sa.select(*head, table.c.id, *texts).where(*owner)
 
 
-_CONTACTS = _children(contact_t, contact_t.c.ordinal, contact_t.c.id)
-_ADDRESSES = _children(address_t, address_t.c.ordinal, address_t.c.id)
-_ATTRIBUTES = _children(attribute_t, attribute_t.c.name)
+_NO_ORDINAL, _NO_NAME = sa.literal_column("0", sa.Integer()), sa.cast(sa.literal_column("''"), sa.Text())
+# The party's contacts and addresses (by ordinal, then id) and attributes (by name) in one read.
+_DETAILS = sa.union_all(
+    _children(contact_t, _CONTACT, contact_t.c.ordinal, _NO_NAME, contact_t.c.role, contact_t.c.name,
+              contact_t.c.email, contact_t.c.phone),
+    _children(address_t, _ADDRESS, address_t.c.ordinal, _NO_NAME, address_t.c.role, address_t.c.line1,
+              address_t.c.line2, address_t.c.city, address_t.c.region, address_t.c.postal_code,
+              address_t.c.country),
+    _children(attribute_t, _ATTRIBUTE, _NO_ORDINAL, attribute_t.c.name, attribute_t.c.name,
+              attribute_t.c.value),
+).order_by("part", "ordinal", "sort_name", "id")  # fmt: skip
 
 
 def load_party(conn: Connection, tenant: str, kind: str, party_id: str) -> CustomerFacts | None:
@@ -63,12 +98,17 @@ def load_party(conn: Connection, tenant: str, kind: str, party_id: str) -> Custo
     party = conn.execute(_PARTY, params).one_or_none()
     if party is None:
         return None
-    return CustomerFacts(
-        party=party,
-        contacts=tuple(conn.execute(_CONTACTS, params)),
-        addresses=tuple(conn.execute(_ADDRESSES, params)),
-        attributes=tuple((a.name, a.value) for a in conn.execute(_ATTRIBUTES, params)),
-    )
+    contacts: list[ContactRow] = []
+    addresses: list[AddressRow] = []
+    attributes: list[tuple[str, str | None]] = []
+    for part, _, _, _, *fields in conn.execute(_DETAILS, params):
+        if part == _CONTACT:
+            contacts.append(ContactRow(*fields[:4]))
+        elif part == _ADDRESS:
+            addresses.append(AddressRow(*fields))
+        else:
+            attributes.append((fields[0], fields[1]))
+    return CustomerFacts(party, tuple(contacts), tuple(addresses), tuple(attributes))
 
 
 def close_matches(conn: Connection, tenant: str, kind: str, customer_id: str, limit: int = 5) -> list[str]:
