@@ -182,10 +182,13 @@ class CachedIndex:
         return self.inner.vectors(ids)
 
     def upsert(self, ids: Sequence[str], vectors: Vectors, metadatas: Sequence[Mapping[str, Any]]) -> None:
+        """Cache what Chroma now holds, read back: a cosine collection stores each vector normalised
+        again (hnswlib's own float loop), so the written array can differ in its last bits from the
+        stored one, and a cache of the written array would rank cold and warm recalls differently."""
         self.cache.drop(ids)
         self.inner.upsert(ids, vectors, metadatas)
-        for entry_id, vector, metadata in zip(ids, vectors, metadatas, strict=True):
-            self.cache.keep(entry_id, Stamp.of(metadata), vector)
+        for entry_id, found in self.inner.stored(ids).items():
+            self.cache.keep(entry_id, found.stamp, found.vector)
 
     def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
         self.cache.drop(ids)
