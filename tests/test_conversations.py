@@ -27,6 +27,7 @@ from connector.db.engine import create_db_engine
 from connector.db.migrate import upgrade_to_head
 from connector.episodic.chroma_index import ChromaIndex, open_client
 from connector.erasure import Erasures
+from connector.lexical import bm25
 from connector.lexical import index as lexical_index
 from connector.lexical.tables import DOCS, POSTINGS, TURN_SOURCE
 from connector.memory import Memory
@@ -298,15 +299,19 @@ class ScopeSpy:
             return stored(ids)
 
         monkeypatch.setattr(index, "stored", spy_stored)
-        read = lexical_index.read
+        read, score = lexical_index.read_postings, bm25.score
 
         def spy_read(*args: Any, **kwargs: Any) -> Any:
-            postings, lengths = read(*args, **kwargs)
+            postings = read(*args, **kwargs)
             self.posting_ids.extend(p.doc_id for p in postings)
-            self.length_ids.extend(lengths)
-            return postings, lengths
+            return postings
 
-        monkeypatch.setattr(lexical_index, "read", spy_read)
+        def spy_score(postings: Any, lengths: Any, **kwargs: Any) -> Any:
+            self.length_ids.extend(lengths)  # the lengths the candidates' read joined to them
+            return score(postings, lengths, **kwargs)
+
+        monkeypatch.setattr(lexical_index, "read_postings", spy_read)
+        monkeypatch.setattr(bm25, "score", spy_score)
 
     def clear(self) -> None:
         for ids in (self.vector_ids, self.posting_ids, self.length_ids):

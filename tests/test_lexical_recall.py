@@ -158,18 +158,19 @@ CUSTOMERS = st.sampled_from(["ACME", "acme", "ACME2", "C-1"])
 def read_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, Mapping[str, int]]]]:
     """What the scorer was given: the documents it read and the ones it scored, per recall."""
     log: list[tuple[str, Mapping[str, int]]] = []
-    original_read, original_score = lexical.read, bm25.score
+    original_read, original_score = lexical.read_postings, bm25.score
 
     def read(conn: sa.Connection, scope: object, source: str, terms: object) -> object:
-        postings, lengths = original_read(conn, scope, source, terms)  # type: ignore[arg-type]
-        log.append(("read", {p.doc_id: 0 for p in postings} | lengths))
-        return postings, lengths
+        postings = original_read(conn, scope, source, terms)  # type: ignore[arg-type]
+        log.append(("read", {p.doc_id: 0 for p in postings}))
+        return postings
 
     def score(postings: object, lengths: Mapping[str, int], **kw: float) -> object:
+        # the lengths the candidates' read joined to them: every document the scorer may score
         log.append(("scored", lengths))
         return original_score(postings, lengths, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(lexical, "read", read)
+    monkeypatch.setattr(lexical, "read_postings", read)
     monkeypatch.setattr(bm25, "score", score)
     yield log
 
@@ -201,6 +202,26 @@ def test_the_lexical_side_never_reads_or_scores_another_customer(
         assert bool(read_log) == bool(query_terms(text) and customer in owner.values())
         seen = {doc for _, docs in read_log for doc in docs}
         assert all(owner[doc] == customer for doc in seen), "another customer's postings were read"
+
+
+def test_a_lexical_document_of_another_scope_is_never_scored_under_an_id_of_ours(memory: Memory) -> None:
+    """The candidates read their documents' lengths joined by id *and* scope, the postings by scope:
+    a document or postings row left with another customer's scope (whatever wrote it) does not
+    score for this one."""
+    ids = seed(memory)
+    assert "priya" in memory.recall_cases("ACME", "What did Priya say?", k=1)[0].matched_terms
+
+    def moved(table: sa.Table, customer: str) -> None:
+        with memory.engine.begin() as conn:
+            conn.execute(sa.update(table).where(table.c.doc_id == ids["call"]).values(customer_id=customer))
+
+    moved(DOCS, "OTHER")  # its postings are still ACME's: without its length it is not scored
+    assert all(not h.matched_terms for h in memory.recall_cases("ACME", "What did Priya say?", k=4))
+    moved(DOCS, "ACME")
+    moved(POSTINGS, "OTHER")
+    assert all(not h.matched_terms for h in memory.recall_cases("ACME", "What did Priya say?", k=4))
+    moved(POSTINGS, "ACME")
+    assert "priya" in memory.recall_cases("ACME", "What did Priya say?", k=1)[0].matched_terms
 
 
 def test_reindex_indexes_entries_stored_before_the_lexical_index(memory: Memory) -> None:

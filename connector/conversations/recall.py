@@ -24,6 +24,8 @@ from connector.conversations.tables import TURNS
 from connector.embeddings.shared_query import SharedQuery
 from connector.episodic.fusion import Fused
 from connector.episodic.scoped_recall import RecallQuery
+from connector.lexical import index as lexical
+from connector.lexical.tables import TURN_SOURCE
 from connector.lexical.tokens import MAX_QUERY_CHARS
 from connector.scope import Scope
 from connector.working.models import Turn
@@ -37,8 +39,10 @@ _END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
 _session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
 _turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
 
+_WITH_LENGTHS, _LENGTH = lexical.with_lengths(TURNS, TURN_SOURCE)
 _CANDIDATES = {
-    excluding: sa.select(TURNS.c.id, TURNS.c.session_id, TURNS.c.seq, TURNS.c.vector_hash)
+    excluding: sa.select(TURNS.c.id, TURNS.c.session_id, TURNS.c.seq, TURNS.c.vector_hash, _LENGTH)
+    .select_from(_WITH_LENGTHS)
     .where(
         TURNS.c.tenant == sa.bindparam("tenant"),
         TURNS.c.customer_id == sa.bindparam("customer_id"),

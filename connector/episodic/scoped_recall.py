@@ -59,8 +59,10 @@ class RecallQuery:
 class ScopedRecall:
     """Ranks one scope's candidate rows by vector, lexical score and fusion (see the module doc).
 
-    Candidate rows carry ``id`` (the vector's and the lexical document's id) and ``vector_hash``
-    (the hash the row wants its vector to have), and ``doc_keys`` when the query names documents.
+    Candidate rows carry ``id`` (the vector's and the lexical document's id), ``vector_hash``
+    (the hash the row wants its vector to have), ``lexical_length`` (the length of its lexical
+    document, read with the row: :func:`connector.lexical.index.with_lengths`; NULL when it has
+    none), and ``doc_keys`` when the query names documents.
     """
 
     def __init__(self, vectors: LazyVectors, lexical_source: str, pool_name: str) -> None:
@@ -105,7 +107,8 @@ class ScopedRecall:
         if not rows or query.vector is None:
             query.cancel()
             return []
-        scored = lexical.search(conn, scope, self.lexical_source, query.terms, (r.id for r in rows))
+        lengths = {r.id: r.lexical_length for r in rows if r.lexical_length is not None}
+        scored = lexical.search(conn, scope, self.lexical_source, query.terms, lengths)
         entry_keys = [r.doc_keys for r in rows] if query.doc_keys else [()] * len(rows)
         ranked = fuse(
             query.vector.result(), matrix, [scored.get(r.id) for r in rows], entry_keys, query.doc_keys,

@@ -1,14 +1,16 @@
 """Writing, deleting and searching the scoped lexical index (see :mod:`connector.lexical.tables`).
 
 Writes take the caller's connection, so postings commit in the same transaction as the rows they
-index (one executemany per table for a whole batch). A search reads, in one statement, the postings
-of the query's terms and the lengths of the scope's documents; both filters start with the scope's
-key, so nothing of another customer is read. Terms are bound parameters, never query syntax.
+index (one executemany per table for a whole batch). A recall reads its candidates' document
+lengths with the candidates themselves (:func:`with_lengths`: the candidate rows joined to their
+documents by id and scope), then the postings of the query's terms (:func:`read_postings`, a filter
+that starts with the scope's key), so nothing of another customer is read. Terms are bound
+parameters, never query syntax.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,19 +43,31 @@ def _scope_of(source: str) -> tuple[sa.ColumnElement[bool], ...]:
     )
 
 
-def _search_statement(source: str) -> sa.CompoundSelect[Any]:
-    postings = sa.select(POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf).where(
+def _postings_statement(source: str) -> sa.Select[Any]:
+    return sa.select(POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf).where(
         *_scope_of(source), POSTINGS.c.term.in_(sa.bindparam("terms", expanding=True))
     )
-    lengths = sa.select(DOCS.c.doc_id, sa.null().label("term"), DOCS.c.length).where(
-        DOCS.c.tenant == sa.bindparam("tenant"),
-        DOCS.c.customer_id == sa.bindparam("customer_id"),
+
+
+_POSTINGS: dict[str, sa.Select[Any]] = {}
+LENGTH = "lexical_length"  # the label of :func:`with_lengths`' column in a candidate row
+
+
+def with_lengths(table: sa.Table, source: str) -> tuple[sa.Join, sa.Label[Any]]:
+    """``table`` (rows keyed by ``id``, scoped by ``tenant`` and ``customer_id``: episodic entries,
+    indexed turns) outer-joined to its lexical documents of ``source``, and the length column to
+    select with the candidates (``lexical_length``, NULL for a row not indexed).
+
+    A document joins only the row of its own id *and* scope. Reading the lengths this way costs one
+    primary-key lookup per candidate; reading every document of the scope cost a row per document
+    the recall never scores (a customer in a 500-turn session has 500 turns its recall excludes)."""
+    on = sa.and_(
         DOCS.c.source == source,
+        DOCS.c.doc_id == table.c.id,
+        DOCS.c.tenant == table.c.tenant,
+        DOCS.c.customer_id == table.c.customer_id,
     )
-    return sa.union_all(postings, lengths)
-
-
-_SEARCHES: dict[str, sa.CompoundSelect[Any]] = {}
+    return table.outerjoin(DOCS, on), DOCS.c.length.label(LENGTH)
 
 
 def write(conn: sa.Connection, source: str, documents: Sequence[LexicalDocument]) -> None:
@@ -125,30 +139,21 @@ def delete_source_scope(conn: sa.Connection, scope: Scope, source: str) -> None:
     )
 
 
-def read(
-    conn: sa.Connection, scope: Scope, source: str, terms: Sequence[str]
-) -> tuple[list[Posting], dict[str, int]]:
-    """The scope's postings of ``terms`` and the lengths of the scope's documents."""
+def read_postings(conn: sa.Connection, scope: Scope, source: str, terms: Sequence[str]) -> list[Posting]:
+    """The scope's postings of ``terms``."""
     if not terms:
-        return [], {}
-    statement = _SEARCHES.get(source)
+        return []
+    statement = _POSTINGS.get(source)
     if statement is None:
-        statement = _SEARCHES[source] = _search_statement(source)
+        statement = _POSTINGS[source] = _postings_statement(source)
     params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "terms": list(terms)}
-    postings: list[Posting] = []
-    lengths: dict[str, int] = {}
-    for doc_id, term, tf in conn.execute(statement, params).all():  # fetched at once: 2x cheaper per row
-        if term is None:
-            lengths[doc_id] = tf
-        else:
-            postings.append(Posting(doc_id, term, tf))
-    return postings, lengths
+    # fetched at once: 2x cheaper per row
+    return [Posting(doc_id, term, tf) for doc_id, term, tf in conn.execute(statement, params).all()]
 
 
 def search(
-    conn: sa.Connection, scope: Scope, source: str, terms: Sequence[str], candidates: Iterable[str]
+    conn: sa.Connection, scope: Scope, source: str, terms: Sequence[str], lengths: Mapping[str, int]
 ) -> dict[str, LexicalScore]:
-    """BM25 of the scope's ``candidates`` (ids that may be returned) for the query ``terms``."""
-    postings, lengths = read(conn, scope, source, terms)
-    wanted = set(candidates)
-    return bm25.score(postings, {d: n for d, n in lengths.items() if d in wanted}, query_terms=terms)
+    """BM25 of the scope's candidates (``lengths``: the documents that may be returned, with their
+    lengths as :func:`with_lengths` read them) for the query ``terms``."""
+    return bm25.score(read_postings(conn, scope, source, terms), lengths, query_terms=terms)
