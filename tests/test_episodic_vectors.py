@@ -142,6 +142,42 @@ def test_recall_asks_the_index_for_the_scopes_ids_only(memory: Memory) -> None:
     assert [sorted(ids) for ids in index.asked] == [sorted(entry_ids(memory).values())]
 
 
+class ReshapingIndex(RecordingIndex):
+    """The real index handing each stored vector back reshaped (another VectorIndex's shape or size)."""
+
+    def __init__(self, inner: Any, reshape: Any) -> None:
+        super().__init__(inner)
+        self.reshape = reshape
+
+    def stored(self, ids: Sequence[str]) -> dict[str, StoredVector]:
+        found = self.inner.stored(ids).items()
+        return {i: StoredVector(self.reshape(s.vector), s.stamp) for i, s in found}
+
+
+def episodic_over(memory: Memory, index: Any) -> EpisodicMemory:
+    return EpisodicMemory(
+        memory.engine, clock=memory.clock, retention=memory.settings.retention,
+        embedder=lambda: memory.embedder, index=lambda _: index,
+        llm=None, erasures=memory.erasures, default_tenant=memory.default_tenant,
+    )  # fmt: skip
+
+
+def test_vectors_handed_back_as_one_row_matrices_rank_as_flat_ones(memory: Memory) -> None:
+    seed(memory)
+    expected = recall_all(memory)
+    episodic = episodic_over(memory, ReshapingIndex(memory.episodic.index, lambda v: v.reshape(1, -1)))
+
+    assert [episodic.recall("ABARTENDE", q, k=4) for q in QUERIES] == expected
+
+
+def test_vectors_of_another_size_than_the_embedders_are_a_store_error(memory: Memory) -> None:
+    seed(memory)
+    episodic = episodic_over(memory, ReshapingIndex(memory.episodic.index, lambda v: v[:-1]))
+
+    with pytest.raises(StoreError, match="dimension"):
+        episodic.recall("ABARTENDE", QUERIES[0], k=4)
+
+
 def test_a_vector_stored_under_another_scope_is_never_ranked(memory: Memory) -> None:
     seed(memory)
     c1 = entry_ids(memory)["C-1"]

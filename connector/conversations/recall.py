@@ -39,6 +39,8 @@ _END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
 _session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
 _turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
 
+# A candidate row is (id, session_id, seq, vector_hash, lexical_length): the hits read the first three
+# by position.
 _WITH_LENGTHS, _LENGTH = lexical.with_lengths(TURNS, TURN_SOURCE)
 _CANDIDATES = {
     excluding: sa.select(TURNS.c.id, TURNS.c.session_id, TURNS.c.seq, TURNS.c.vector_hash, _LENGTH)
@@ -94,19 +96,20 @@ def recall(
         turns = _read_turns(conn, scope, chosen, cutoff)
     hits = []
     for row, fused, before, after in chosen:
-        own = turns.get((row.session_id, row.seq))
+        turn_id, session_id, seq = row[:3]  # (id, session_id, seq, ...) as _CANDIDATES selects them
+        own = turns.get((session_id, seq))
         if own is None:  # erased or past retention meanwhile
             continue
         hits.append(
             TurnHit(
-                turn_id=row.id,
+                turn_id=turn_id,
                 turn=own,
                 score=round(fused.dense, 4),
                 lexical_score=round(fused.lexical, 4),
                 fused_score=round(fused.fused, 6),
                 matched_terms=fused.matched_terms,
-                before=tuple(turns[(row.session_id, s)] for s in before if (row.session_id, s) in turns),
-                after=tuple(turns[(row.session_id, s)] for s in after if (row.session_id, s) in turns),
+                before=tuple(turns[(session_id, s)] for s in before if (session_id, s) in turns),
+                after=tuple(turns[(session_id, s)] for s in after if (session_id, s) in turns),
             )
         )
     return hits
@@ -120,12 +123,13 @@ def _without_repeats(ranked: Sequence[tuple[Any, Fused]], k: int, before: int, a
     shown: dict[str, set[int]] = {}
     chosen: list[Chosen] = []
     for row, fused in ranked:
-        seen = shown.setdefault(row.session_id, set())
-        if row.seq in seen:
+        session_id, seq = row[1], row[2]  # by position: a Row's attribute lookup is slow
+        seen = shown.setdefault(session_id, set())
+        if seq in seen:
             continue
-        lower = [s for s in range(max(1, row.seq - before), row.seq) if s not in seen]
-        upper = [s for s in range(row.seq + 1, row.seq + after + 1) if s not in seen]
-        seen.update((*lower, row.seq, *upper))
+        lower = [s for s in range(max(1, seq - before), seq) if s not in seen]
+        upper = [s for s in range(seq + 1, seq + after + 1) if s not in seen]
+        seen.update((*lower, seq, *upper))
         chosen.append((row, fused, lower, upper))
         if len(chosen) == k:
             break
@@ -135,8 +139,18 @@ def _without_repeats(ranked: Sequence[tuple[Any, Fused]], k: int, before: int, a
 # One statement for every read, the hits' turns and neighbours as (session, turn number) pairs: an
 # index seek per session of the unique (session, seq) key. A statement built per recall from its
 # spans cost more to compile than to run.
+_TURN_COLUMNS = (
+    "session_id",
+    "seq",
+    "role",
+    "content",
+    "created_at",
+    "tool_name",
+    "tool_args",
+    "tool_result",
+)
 _TURNS = (
-    sa.select(_turn_t)
+    sa.select(*(_turn_t.c[name] for name in _TURN_COLUMNS))
     .join(_session_t, _session_t.c.session_id == _turn_t.c.session_id)
     .where(
         _session_t.c.tenant == sa.bindparam("tenant"),
@@ -151,15 +165,13 @@ def _read_turns(
     conn: sa.Connection, scope: Scope, chosen: Sequence[Chosen], cutoff: datetime
 ) -> dict[tuple[str, int], Turn]:
     """The hits' turns and their neighbours, each from its own session of this scope."""
-    wanted = sorted(
-        {(row.session_id, seq) for row, _, lower, upper in chosen for seq in (*lower, row.seq, *upper)}
-    )
+    wanted = sorted({(row[1], seq) for row, _, lower, upper in chosen for seq in (*lower, row[2], *upper)})
     if not wanted:
         return {}
     params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "after": cutoff, "turns": wanted}
     return {
-        (r.session_id, int(r.seq)): Turn(
-            r.session_id, int(r.seq), r.role, r.content, r.created_at, r.tool_name, r.tool_args, r.tool_result
-        )
-        for r in conn.execute(_TURNS, params).all()
+        (session_id, int(seq)): Turn(session_id, int(seq), role, content, created_at, tool, args, result)
+        for session_id, seq, role, content, created_at, tool, args, result in conn.execute(
+            _TURNS, params
+        ).all()
     }
