@@ -18,9 +18,10 @@ from sqlalchemy.engine import Engine
 from connector.clock import FrozenClock
 from connector.lexical import bm25
 from connector.lexical import index as lexical
-from connector.lexical.tables import DOCS, POSTINGS
+from connector.lexical.tables import CASE_SOURCE, DOCS, POSTINGS
 from connector.lexical.tokens import query_terms
 from connector.memory import Memory
+from connector.scope import Scope
 from connector.settings import ChromaSettings, EpisodicSettings, RetentionSettings, Settings
 
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
@@ -145,6 +146,25 @@ def test_an_updated_case_is_searched_by_its_new_words_only(memory: Memory) -> No
     with memory.engine.connect() as conn:
         terms = set(conn.execute(sa.select(POSTINGS.c.term)).scalars())
     assert "hamburg" in terms and "rotterdam" not in terms
+
+
+def test_ids_and_terms_that_look_like_copy_escapes_are_stored_as_they_are(memory: Memory) -> None:
+    """The postings go to PostgreSQL as COPY data: backslashes and ``\\N`` stay text, never NULL."""
+    customer = r"ACME\N\\01"
+    memory.record_case(customer, r"Pallet C:\TEMP\N arrived late.", "Refund.", case_id=r"K\N-1")
+    with memory.engine.connect() as conn:
+        owners = set(conn.execute(sa.select(POSTINGS.c.customer_id)).scalars())
+        lengths = list(conn.execute(sa.select(DOCS.c.length).where(DOCS.c.customer_id == customer)).scalars())
+    assert owners == {customer} and lengths[0] > 0
+    assert memory.recall_cases(customer, "pallet late", k=1)[0].lexical_score > 0
+
+
+def test_indexing_a_document_twice_fails_as_a_duplicate_key_of_the_store(memory: Memory) -> None:
+    document = lexical.LexicalDocument(Scope.of("default", "ACME"), "doc-1", "Pallet arrived late.")
+    with memory.engine.begin() as conn:
+        lexical.write(conn, CASE_SOURCE, [document])
+    with pytest.raises(sa.exc.IntegrityError), memory.engine.begin() as conn:
+        lexical.write(conn, CASE_SOURCE, [document])
 
 
 RUNS = itertools.count()
