@@ -34,6 +34,7 @@ from connector.memory import Memory
 from connector.scope import Scope
 from connector.settings import ChromaSettings, ConversationSettings, Settings
 from connector.working import WorkingMemory
+from connector.working.models import Turn
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 ON = ConversationSettings(enabled=True)
@@ -96,6 +97,37 @@ def test_a_hit_comes_with_its_neighbours_from_its_own_session(
     assert [t.seq for t in hit.window] == list(range(max(1, hit.seq - 2), hit.seq + 3))
     assert hit.turn.content == MARCH_CALL[hit.seq - 1]
     assert hit.score > 0 and hit.lexical_score > 0 and "delivery" in hit.matched_terms
+
+
+# What a tool call may hold as JSON, falsy and null-looking values included.
+TOOL_VALUES = [None, {}, [], 0, "null", {"total": "1250.00", "lines": [None, 1.5]}, False, ""]
+
+
+def test_tool_calls_beside_a_hit_come_back_as_they_were_recorded(
+    conv_memory: Memory, clock: FrozenClock
+) -> None:
+    recorded: dict[str, list[Turn]] = {}
+    values = iter(TOOL_VALUES * 2)
+    for n in range(4):
+        session = f"s-tools-{n}"
+        turns = [
+            conv_memory.record_turn(session, "ABARTENDE", "user", f"Open invoices at the Tacoma dock {n}?")
+        ]
+        for _ in range(2):
+            args, result = next(values), next(values)
+            turns.append(conv_memory.record_turn(
+                session, "ABARTENDE", "tool", "open_invoices", tool_name="open_invoices",
+                tool_args=args, tool_result=result,
+            ))  # fmt: skip
+        recorded[session] = turns
+        clock.sleep(60)
+    conv_memory.conversations.flush(FLUSH_S)
+
+    hits = conv_memory.recall_conversations("ABARTENDE", "open invoices at the Tacoma dock", k=4)
+
+    assert sorted(h.session_id for h in hits) == sorted(recorded)
+    for hit in hits:
+        assert hit.window == tuple(recorded[hit.session_id])
 
 
 def test_neighbours_stop_at_the_ends_of_their_session(conv_memory: Memory, clock: FrozenClock) -> None:

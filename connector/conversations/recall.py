@@ -21,6 +21,7 @@ import sqlalchemy as sa
 
 from connector.conversations.models import InvalidRecallError, TurnHit
 from connector.conversations.tables import TURNS
+from connector.db.types import JSONType
 from connector.embeddings.shared_query import SharedQuery
 from connector.episodic.fusion import Fused
 from connector.episodic.scoped_recall import RecallQuery
@@ -139,18 +140,17 @@ def _without_repeats(ranked: Sequence[tuple[Any, Fused]], k: int, before: int, a
 # One statement for every read, the hits' turns and neighbours as (session, turn number) pairs: an
 # index seek per session of the unique (session, seq) key. A statement built per recall from its
 # spans cost more to compile than to run.
-_TURN_COLUMNS = (
-    "session_id",
-    "seq",
-    "role",
-    "content",
-    "created_at",
-    "tool_name",
-    "tool_args",
-    "tool_result",
+# A turn that is no tool call stores JSON ``null`` as its tool arguments and result: read as SQL NULL,
+# it reaches the hit as None without a JSON decode (two per turn, a tenth of the read's cost).
+_TOOL_JSON = tuple(
+    sa.type_coerce(sa.func.nullif(_turn_t.c[name], sa.literal_column("'null'")), JSONType).label(name)
+    for name in ("tool_args", "tool_result")
 )
 _TURNS = (
-    sa.select(*(_turn_t.c[name] for name in _TURN_COLUMNS))
+    sa.select(
+        *(_turn_t.c[name] for name in ("session_id", "seq", "role", "content", "created_at", "tool_name")),
+        *_TOOL_JSON,
+    )
     .join(_session_t, _session_t.c.session_id == _turn_t.c.session_id)
     .where(
         _session_t.c.tenant == sa.bindparam("tenant"),
