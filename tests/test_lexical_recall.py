@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
+from connector.episodic.writer import WRITE_CHUNK
 from connector.lexical import bm25
 from connector.lexical import index as lexical
 from connector.lexical.tables import CASE_SOURCE, DOCS, POSTINGS
@@ -165,6 +166,32 @@ def test_indexing_a_document_twice_fails_as_a_duplicate_key_of_the_store(memory:
         lexical.write(conn, CASE_SOURCE, [document])
     with pytest.raises(sa.exc.IntegrityError), memory.engine.begin() as conn:
         lexical.write(conn, CASE_SOURCE, [document])
+
+
+def postings_of(memory: Memory) -> list[tuple[str, ...]]:
+    with memory.engine.connect() as conn:
+        columns = (POSTINGS.c.customer_id, POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf)
+        return sorted(tuple(map(str, r)) for r in conn.execute(sa.select(*columns)))
+
+
+def test_a_long_batch_indexes_what_reindexing_each_entry_would(memory: Memory) -> None:
+    """The batch writer tokenises summaries ahead of the rows (while the model embeds the next
+    chunk); the postings are exactly those of tokenising every stored summary again."""
+    episodic = memory.episodic
+    batch = [
+        episodic.prepare(
+            f"C{n % 7}", f"Call {n} with Priya about 31{n}.40 USD on INV-{n:06d}, due {n % 27 + 1} March.",
+            "Credit approved." if n % 2 else "", case_id=f"K-{n}", occurred_at=NOW - n * DAY,
+        )
+        for n in range(3 * WRITE_CHUNK + 5)
+    ]  # fmt: skip
+    batch.append(batch[3])  # the same case again: unchanged, written once
+    episodic.record_cases(batch)
+    written = postings_of(memory)
+
+    episodic.reindex()
+
+    assert written and postings_of(memory) == written
 
 
 RUNS = itertools.count()

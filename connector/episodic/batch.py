@@ -16,7 +16,7 @@ same case, or ``reindex --check --fix``, completes; recall skips a vector whose 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -271,8 +271,9 @@ class BatchView:
         return entry
 
     # Writing back ----------------------------------------------------------------------------------
-    def write_rows(self, conn: sa.Connection) -> None:
-        """The batch's rows, one executemany per kind (re-embedded entries arrive ``vector_pending``)."""
+    def write_rows(self, conn: sa.Connection, counts: Mapping[str, Mapping[str, int]] | None = None) -> None:
+        """The batch's rows, one executemany per kind (re-embedded entries arrive ``vector_pending``);
+        ``counts``: term counts of summaries already tokenised, by text."""
         new_cases = [r.values for r in self.cases.values() if r.row_id is None and r.values is not None]
         changed_cases = [
             {"_case": r.row_id, **r.values} for r in self.cases.values() if r.row_id is not None and r.values
@@ -289,7 +290,7 @@ class BatchView:
         _execute(conn, _UPDATE_ENTRY, changed_entries)
         touched = [(i, e) for i, e in self.entries.items() if e.live and (e.new or e.changed)]
         entry_terms.unindex_entries(conn, [i for i, e in touched if not e.new])
-        entry_terms.index_entries(conn, [e.values for _, e in touched], replace=False)
+        entry_terms.index_entries(conn, [e.values for _, e in touched], replace=False, counts=counts)
 
     def write_index(self, index: VectorIndex, metadata: Callable[[dict[str, Any]], Any]) -> None:
         """After the rows are committed: the new vectors (one upsert) and the moved metadata."""

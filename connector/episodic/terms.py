@@ -21,19 +21,30 @@ from connector.scope import Scope
 _PAGE = 1000
 
 
-def document_of(entry: Mapping[str, Any]) -> lexical.LexicalDocument:
-    """An entry row (or the writer's values for one) as a lexical document."""
+def document_of(entry: Mapping[str, Any], counts: Mapping[str, int] | None = None) -> lexical.LexicalDocument:
+    """An entry row (or the writer's values for one) as a lexical document; ``counts``: its
+    summary's term counts if already known."""
     return lexical.LexicalDocument(
         scope=Scope(entry["tenant"], entry["customer_id"]),
         doc_id=entry["id"],
         text=entry["summary"],
         extra_terms=tuple(date_terms(entry["occurred_at"].date())),
+        counts=counts,
     )
 
 
-def index_entries(conn: sa.Connection, entries: Iterable[Mapping[str, Any]], *, replace: bool = True) -> None:
-    """Index entries in the caller's transaction; ``replace=False`` when none is indexed yet."""
-    documents = [document_of(e) for e in entries]
+def index_entries(
+    conn: sa.Connection,
+    entries: Iterable[Mapping[str, Any]],
+    *,
+    replace: bool = True,
+    counts: Mapping[str, Mapping[str, int]] | None = None,
+) -> None:
+    """Index entries in the caller's transaction; ``replace=False`` when none is indexed yet.
+    ``counts``: term counts by summary text, for the summaries already tokenised (the writer does
+    it while the model embeds, off the rows' transaction); the others are tokenised here."""
+    known = counts or {}
+    documents = [document_of(e, known.get(e["summary"])) for e in entries]
     if replace:
         lexical.delete(conn, CASE_SOURCE, [d.doc_id for d in documents])
     lexical.write(conn, CASE_SOURCE, documents)

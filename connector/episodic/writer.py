@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from connector.episodic.tables import ARCHIVED, LIVE
 from connector.episodic.vector_index import HASH_KEY, vector_hash
 from connector.episodic.windows import Windows
 from connector.errors import ErasedCustomerError, StoreError
+from connector.lexical.tokens import term_counts
 from connector.scope import Scope, require_id
 from connector.storable import REPLACEMENT, storable, storable_text
 
@@ -55,6 +57,7 @@ MAX_TEXT = 20_000
 # Cases written per transaction in a long batch; the next chunk is embedded meanwhile (bench_episodic).
 WRITE_CHUNK = 32
 Prepared = tuple[Summary, Vectors, str]  # a case's summary, its vector, that vector's hash
+Made = tuple[dict[int, Prepared], dict[str, Counter[str]]]  # by case; term counts by summary text
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,7 @@ class CaseWriter:
         self.episodic = episodic
         self._deterministic = deterministic
         self._prepared: dict[int, Prepared] = {}
+        self._counts: dict[str, Counter[str]] = {}  # lexical term counts of the prepared summaries
 
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
         """Record ``cases`` in order; a batch longer than ``WRITE_CHUNK`` is written chunk by chunk,
@@ -186,13 +190,13 @@ class CaseWriter:
         windows = Windows.at(now, self.episodic.retention)
         chunks = [cases[start : start + WRITE_CHUNK] for start in range(0, len(cases), WRITE_CHUNK)]
         if len(chunks) <= 1:
-            self._prepared.update(self._prepared_for(cases, windows))
+            self._keep(self._prepared_for(cases, windows))
             return self._write_chunk(cases, now, windows)
         results: list[RecordedCase] = []
         with ThreadPoolExecutor(1, thread_name_prefix="episodic-embed-ahead") as ahead:
             prepared = ahead.submit(self._prepared_for, chunks[0], windows)
             for number, chunk in enumerate(chunks):
-                self._prepared.update(prepared.result())
+                self._keep(prepared.result())
                 if number + 1 < len(chunks):
                     prepared = ahead.submit(self._prepared_for, chunks[number + 1], windows)
                 results.extend(self._write_chunk(chunk, now, windows))
@@ -212,7 +216,7 @@ class CaseWriter:
             episodic.erasures.require_all_writable(scopes, conn)  # a forget since the batch began wins
             view = BatchView.load(conn, cases, index)
             results = [self._apply(view, case, now, windows) for case in cases]
-            view.write_rows(conn)
+            view.write_rows(conn, self._counts)
         try:
             view.write_index(index, chroma_metadata)
         except StoreError as exc:
@@ -236,7 +240,12 @@ class CaseWriter:
         if erased:
             raise ErasedCustomerError(erased[0].customer_id, erased[0].tenant)
 
-    def _prepared_for(self, cases: Sequence[NewCase], windows: Windows) -> dict[int, Prepared]:
+    def _keep(self, made: Made) -> None:
+        prepared, counts = made
+        self._prepared.update(prepared)
+        self._counts.update(counts)
+
+    def _prepared_for(self, cases: Sequence[NewCase], windows: Windows) -> Made:
         """What :meth:`_prepare` makes for the cases that will need a vector: not stored unchanged
         and indexed already, and new ones only if they stay live (archived or expired ones do not)."""
         with self.episodic.engine.connect() as conn:
@@ -247,8 +256,10 @@ class CaseWriter:
             and (key_of(c) in known or windows.fate(c.occurred_at, pii=c.pii) == "live")
         ])  # fmt: skip
 
-    def _prepare(self, cases: Sequence[NewCase]) -> dict[int, Prepared]:
-        """Summaries and vectors of the cases to write, outside the transaction (LLM and model are slow).
+    def _prepare(self, cases: Sequence[NewCase]) -> Made:
+        """Summaries, vectors and lexical term counts of the cases to write, outside the transaction
+        (LLM and model are slow; tokenising here keeps it off the rows' transaction, and in a long
+        batch on the embed-ahead thread, beside the previous chunk's write).
 
         Equal texts are embedded once (the same case twice in one batch costs one embedding). Runs on
         the embed-ahead thread too, so it returns what it made and leaves ``_prepared`` alone.
@@ -256,22 +267,23 @@ class CaseWriter:
         llm = None if self._deterministic else self.episodic.llm
         summaries = {id(c): _summary(llm, c) for c in cases if id(c) not in self._prepared}
         if not summaries:
-            return {}
+            return {}, {}
         text_of = {case_id: embedding_text(s.text) for case_id, s in summaries.items()}
         texts = list(dict.fromkeys(text_of.values()))
         embedder = self.episodic.embedder
         embedded = embedder.embed(texts)
         row_of = {text: i for i, text in enumerate(texts)}
         model = embedder.model_id
-        return {
+        prepared = {
             case_id: (summary, embedded[row_of[text]], vector_hash(model, text))
             for case_id, summary in summaries.items()
             for text in (text_of[case_id],)
         }
+        return prepared, {s.text: term_counts(s.text) for s in summaries.values()}
 
     def _summary_and_vector(self, case: NewCase) -> Prepared:
         if id(case) not in self._prepared:  # known unchanged at first, changed since: embed now
-            self._prepared.update(self._prepare([case]))
+            self._keep(self._prepare([case]))
         return self._prepared[id(case)]
 
     def _apply(self, view: BatchView, case: NewCase, now: datetime, windows: Windows) -> RecordedCase:

@@ -10,6 +10,7 @@ parameters, never query syntax.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ class LexicalDocument:
     doc_id: str
     text: str
     extra_terms: tuple[str, ...] = ()
+    counts: Mapping[str, int] | None = None  # ``text``'s term counts when already known
 
 
 def _scope_of(source: str) -> tuple[sa.ColumnElement[bool], ...]:
@@ -77,7 +79,7 @@ def write(conn: sa.Connection, source: str, documents: Sequence[LexicalDocument]
     postings: list[tuple[str, str, str, str, str, int]] = []
     docs: list[tuple[str, str, str, str, int]] = []
     for document in documents:
-        counts = term_counts(document.text)
+        counts = Counter(document.counts) if document.counts is not None else term_counts(document.text)
         counts.update(document.extra_terms)
         tenant, customer, doc_id = document.scope.tenant, document.scope.customer_id, document.doc_id
         docs.append((tenant, customer, source, doc_id, sum(counts.values())))
