@@ -11,6 +11,8 @@ import pytest
 
 from connector.embeddings.base import Vectors
 from connector.embeddings.shared_query import SharedQuery, embed_one
+from connector.episodic import scoped_recall
+from connector.lexical.tokens import MAX_QUERY_CHARS, query_terms
 
 
 class CountingEmbedder:
@@ -109,3 +111,36 @@ def test_a_failed_started_embedding_reaches_the_recall_that_joined_it() -> None:
         with pytest.raises(OSError, match="unreadable"):
             shared.start(embedder, "q", pool).result(10)
     assert embedder.calls == ["q"]
+
+
+def test_what_the_recalls_derive_from_the_text_is_made_once_per_build() -> None:
+    made: list[str] = []
+
+    def terms(text: str) -> list[str]:
+        made.append(text)
+        return text.split()
+
+    shared = SharedQuery()
+    assert shared.derived(terms, "where is INV-1") == ["where", "is", "INV-1"]
+    assert shared.derived(terms, "where is INV-1") == ["where", "is", "INV-1"]
+    shared.derived(terms, "another text")
+    SharedQuery().derived(terms, "where is INV-1")  # the next build makes its own
+    assert made == ["where is INV-1", "another text", "where is INV-1"]
+
+
+def test_both_recalls_of_a_build_tokenise_the_query_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def counted(text: str) -> list[str]:
+        calls.append(len(text))
+        return query_terms(text)
+
+    monkeypatch.setattr(scoped_recall, "query_terms", counted)
+    query = "Credit of 312.40 for INV-004821? " * 200  # longer than a recall searches
+    shared = SharedQuery()
+    cases = scoped_recall.RecallQuery(query, shared)  # case recall passes the whole query
+    turns = scoped_recall.RecallQuery(query[:MAX_QUERY_CHARS], shared)  # turn recall its beginning
+    cases.terms.append("changed by one recall")  # each recall has its own list
+
+    assert turns.terms == query_terms(query) and calls == [MAX_QUERY_CHARS]
+    assert scoped_recall.RecallQuery(query).terms == query_terms(query)  # without a build

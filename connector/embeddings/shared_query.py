@@ -4,15 +4,20 @@
 the same model; each used to embed it, which doubled the most expensive step of the build. A
 :class:`SharedQuery` lives for one build: the first recall to ask embeds the text, a concurrent
 one waits for that result. It keeps nothing after the build, so it hides no cost from a benchmark
-that repeats queries, and a different model or text is embedded on its own.
+that repeats queries, and a different model or text is embedded on its own. What else both recalls
+derive from the query text alone (its lexical terms) is made once per build too (:meth:`derived`).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
+from typing import Any, TypeVar
 
 from connector.embeddings.base import Embedder, Vectors
+
+_T = TypeVar("_T")
 
 
 class SharedQuery:
@@ -21,6 +26,17 @@ class SharedQuery:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._vectors: dict[tuple[str, str], Future[Vectors]] = {}
+        self._derived: dict[tuple[Callable[[str], Any], str], Any] = {}
+
+    def derived(self, make: Callable[[str], _T], text: str) -> _T:
+        """``make(text)``, made by the first recall of the build that asks; ``make`` must depend on
+        the text alone (it is the key with the text) and its result must not be changed by a caller."""
+        key = (make, text)
+        with self._lock:
+            if key not in self._derived:
+                self._derived[key] = make(text)
+            made: _T = self._derived[key]
+        return made
 
     def vector(self, embedder: Embedder, text: str) -> Vectors:
         key = (embedder.model_id, text)

@@ -31,7 +31,7 @@ from connector.episodic.lazy_vectors import LazyVectors
 from connector.episodic.ranking import score_threshold
 from connector.errors import StoreError
 from connector.lexical import index as lexical
-from connector.lexical.tokens import query_terms
+from connector.lexical.tokens import MAX_QUERY_CHARS, query_terms
 from connector.scope import Scope
 from connector.threads import LazyPool
 
@@ -48,7 +48,11 @@ class RecallQuery:
     terms: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.terms = query_terms(self.text)
+        # query_terms reads the first MAX_QUERY_CHARS: both recalls' texts share their terms
+        text = self.text[:MAX_QUERY_CHARS]
+        self.terms = (
+            query_terms(text) if self.shared is None else list(self.shared.derived(query_terms, text))
+        )
 
     def cancel(self) -> None:
         """The ranking needs no embedding (one shared with another recall runs on for it)."""
