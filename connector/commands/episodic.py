@@ -23,7 +23,9 @@ def register(sub: Any) -> None:
         help="compare the relational entries with Chroma id by id and report; exit 1 if they differ",
     )
     reindex.add_argument(
-        "--fix", action="store_true", help="with --check: repair what differs (delete orphans, embed missing)"
+        "--fix",
+        action="store_true",
+        help="with --check: repair what differs (delete orphans, embed missing, rewrite old metadata)",
     )
     reindex.add_argument(
         "--rebuild",

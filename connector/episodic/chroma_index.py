@@ -11,6 +11,10 @@ knows which entries belong to the scope, and fetching those by id costs what the
 costs, while a metadata-filtered query scans the whole collection (see the benchmark). The scope in
 each vector's metadata is checked on the client side: ``get`` with both ``ids`` and a ``where`` filter
 took 80-150 ms at 100k vectors (Chroma evaluates the filter over the collection), against ~1 ms by id.
+A vector's metadata is its stamp alone (tenant, customer, vector hash): the read returns every key
+stored, and at 100k vectors the case collection's old nine keys cost 0.4-0.5 ms more per cold recall
+than three. Writes to the case collection delete the keys older versions stored
+(:data:`CASE_RETIRED_KEYS`), so every vector written again converges, and ``reindex`` rewrites the rest.
 
 Embedded, every write runs under this process's lock of the directory and is followed by zeroing
 the HNSW files past their last element (:mod:`connector.erasure.hnsw`): a write may start a segment,
@@ -43,6 +47,10 @@ _BATCH = 2000
 # scans the collection), so the graph Chroma always builds is kept cheap: adds ran 3.8x faster
 # than with the defaults (ef 100, M 16). Only the unscoped baseline query of the benchmark uses it.
 HNSW = {"hnsw:space": "cosine", "hnsw:construction_ef": 16, "hnsw:M": 8}
+# Metadata keys the case collection held before it kept the stamp alone (nothing reads them). Chroma
+# merges the metadata of an upsert or update into what a record holds and deletes a key given as
+# None, so every write of a case vector names these as None: a record written again sheds them.
+CASE_RETIRED_KEYS = ("case_id", "case_type", "occurred_at", "occurred_at_ts", "documents", "pii")
 
 
 def open_client(settings: Settings) -> Any:
@@ -75,7 +83,7 @@ def cases_index(
     ``embedded_path``: the directory of an embedded Chroma (None for a server)."""
     return ChromaIndex(
         client, cases_name(conf), model_id=embedder.model_id, dimension=embedder.dimension,
-        embedded_path=embedded_path,
+        embedded_path=embedded_path, retired_keys=CASE_RETIRED_KEYS,
     )  # fmt: skip
 
 
@@ -170,12 +178,21 @@ class ChromaIndex(_Collection):
     """The case-summary collection, checked against the embedder that reads and writes it."""
 
     def __init__(
-        self, client: Any, name: str, *, model_id: str, dimension: int, embedded_path: Path | None = None
+        self,
+        client: Any,
+        name: str,
+        *,
+        model_id: str,
+        dimension: int,
+        embedded_path: Path | None = None,
+        retired_keys: Sequence[str] = (),
     ) -> None:
+        """``retired_keys``: metadata keys that older versions stored and every write now deletes."""
         super().__init__(client, name, embedded_path=embedded_path)
         self.model_id = model_id
         self.dimension = dimension
         self._collection: Any = None
+        self._retired: dict[str, None] = dict.fromkeys(retired_keys)
 
     @property
     def collection(self) -> Any:
@@ -228,13 +245,23 @@ class ChromaIndex(_Collection):
                 self.collection.upsert(
                     ids=list(ids[start:stop]),
                     embeddings=vectors[start:stop],
-                    metadatas=[dict(m) for m in metadatas[start:stop]],
+                    metadatas=self._written(metadatas[start:stop]),
                 )
 
     def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
-        if ids:
-            with self._writing("update"):
-                self.collection.update(ids=list(ids), metadatas=[dict(m) for m in metadatas])
+        """Merge ``metadatas`` into the records' metadata (and drop the retired keys)."""
+        if not ids:
+            return
+        with self._writing("update"):
+            for start in range(0, len(ids), _BATCH):
+                stop = start + _BATCH
+                self.collection.update(
+                    ids=list(ids[start:stop]), metadatas=self._written(metadatas[start:stop])
+                )
+
+    def _written(self, metadatas: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The metadata as written: the retired keys as None (deleted), unless given."""
+        return [{**self._retired, **m} for m in metadatas]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Vectors]:
         """The stored vector of each id that is in the index (missing ids are left out)."""

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
 
 _CHUNK = 500
+_RESHAPE_CHUNK = 5000  # metadata-only rewrites: no embedding, so larger writes (100k took ~25 s)
 _STAMP = (
     sa.update(ENTRIES)
     .where(ENTRIES.c.id == sa.bindparam("_entry"))
@@ -48,8 +49,8 @@ _STAMP = (
 )
 
 
-def _chunks(ids: Sequence[str]) -> list[list[str]]:
-    return [list(ids[i : i + _CHUNK]) for i in range(0, len(ids), _CHUNK)]
+def _chunks(ids: Sequence[str], size: int = _CHUNK) -> list[list[str]]:
+    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
 
 
 def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
@@ -226,7 +227,10 @@ def check_index(episodic: EpisodicMemory, *, fix: bool) -> IndexCheck:
     - missing: a live entry without a vector, or with one of another scope, or whose write is still
       pending, or whose vector's hash is not the row's: embedded from its summary again;
     - unstamped: a live entry from before vector hashes whose vector is there: its hash is recorded
-      in both stores, nothing is embedded.
+      in both stores, nothing is embedded;
+    - old metadata: a live entry whose vector is right but stored with the keys older versions
+      wrote beside its stamp (slower to read, not wrong, so not inconsistent): its metadata is
+      rewritten as the stamp alone, nothing is embedded.
     """
     index = episodic.index
     with episodic.engine.connect() as conn:
@@ -241,7 +245,7 @@ def check_index(episodic: EpisodicMemory, *, fix: bool) -> IndexCheck:
         }  # fmt: skip
     stamps = dict(index.stamps())
     orphans = sorted(set(stamps) - set(live))
-    missing, unstamped = [], []
+    missing, unstamped, reshape = [], [], []
     for entry_id, row in live.items():
         stamp = stamps.get(entry_id)
         if stamp is None or row.vector_pending or stamp.scope != (row.tenant, row.customer_id):
@@ -250,12 +254,16 @@ def check_index(episodic: EpisodicMemory, *, fix: bool) -> IndexCheck:
             unstamped.append(entry_id)
         elif stamp.vector_hash != row.vector_hash:
             missing.append(entry_id)
+        elif stamp.surplus:
+            reshape.append(entry_id)
     if fix:
         index.delete(orphans)
         for chunk in _chunks(sorted(missing)):
             _index_rows(episodic, _rows(episodic, chunk))
         for chunk in _chunks(sorted(unstamped)):
             _stamp_rows(episodic, _rows(episodic, chunk))
+        for chunk in _chunks(sorted(reshape), _RESHAPE_CHUNK):
+            index.update_metadata(chunk, [chroma_metadata(live[entry_id]._mapping) for entry_id in chunk])
     return IndexCheck(
         live_entries=len(live),
         index_vectors=len(stamps),
@@ -263,6 +271,7 @@ def check_index(episodic: EpisodicMemory, *, fix: bool) -> IndexCheck:
         missing=len(missing),
         unstamped=len(unstamped),
         fixed=fix,
+        old_metadata=len(reshape),
     )
 
 

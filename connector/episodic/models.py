@@ -83,6 +83,9 @@ class IndexCheck:
     missing: int  # live entries without their vector (absent, pending, stale or of another scope)
     unstamped: int  # live entries from before vector hashes, vector present
     fixed: bool
+    # live entries whose right vector carries the metadata keys older versions stored beside its stamp:
+    # slower to read, not inconsistent; ``--fix`` (and ``reindex``) rewrites them as the stamp alone
+    old_metadata: int = 0
 
     @property
     def consistent(self) -> bool:

@@ -4,20 +4,23 @@ The vector store is the store of record for entry vectors; the relational store 
 entries exist, belong to a scope and are live. Every stored vector carries, as metadata, its
 entry's scope and ``vector_hash`` (which model and text made it), so a reader can check a fetched
 vector against the row that asked for it (:func:`guarded`) and ``reindex --check`` can compare the
-two stores id by id.
+two stores id by id. That stamp is all the metadata a vector needs (:data:`STAMP_KEYS`): a cold
+recall reads every key stored with each vector, and what the relational rows hold already (dates,
+documents, type) only made that read slower.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from connector.embeddings.base import Vectors
 from connector.scope import Scope
 
 HASH_KEY = "vector_hash"
+STAMP_KEYS = ("tenant", "customer_id", HASH_KEY)  # the metadata a stored vector carries
 
 
 def vector_hash(model_id: str, text: str) -> str:
@@ -32,11 +35,20 @@ class Stamp:
     tenant: str | None
     customer_id: str | None
     vector_hash: str | None
+    # The stored metadata holds keys besides the stamp's (written by an older version): correct, but
+    # read by every cold recall of the vector; ``reindex`` rewrites it as the stamp alone.
+    surplus: bool = field(default=False, compare=False)
 
     @classmethod
     def of(cls, metadata: Mapping[str, Any] | None) -> Stamp:
         meta = metadata or {}
-        return cls(meta.get("tenant"), meta.get("customer_id"), meta.get(HASH_KEY) or None)
+        surplus = len(meta) > sum(1 for key in STAMP_KEYS if key in meta)
+        return cls(meta.get("tenant"), meta.get("customer_id"), meta.get(HASH_KEY) or None, surplus)
+
+    @staticmethod
+    def metadata(tenant: str, customer_id: str, hash_: str | None) -> dict[str, str]:
+        """What a vector of this scope and hash is stored with (an unknown hash as ``""``)."""
+        return {"tenant": tenant, "customer_id": customer_id, HASH_KEY: hash_ or ""}
 
     @property
     def scope(self) -> tuple[str | None, str | None]:

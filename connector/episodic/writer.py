@@ -41,7 +41,7 @@ from connector.episodic.documents import extract_doc_keys, keys_for_documents, n
 from connector.episodic.models import InvalidCaseError, RecordedCase, RecordStatus
 from connector.episodic.summary import Summary, embedding_text, summarise
 from connector.episodic.tables import ARCHIVED, LIVE
-from connector.episodic.vector_index import HASH_KEY, vector_hash
+from connector.episodic.vector_index import Stamp, vector_hash
 from connector.episodic.windows import Windows
 from connector.errors import ErasedCustomerError, StoreError
 from connector.lexical.tokens import term_counts
@@ -157,19 +157,13 @@ def validate(
 
 
 def chroma_metadata(entry: Mapping[Any, Any]) -> dict[str, Any]:
-    """Entry metadata kept next to the vector (scope, type, dates as numbers, documents, PII)."""
-    occurred: datetime = entry["occurred_at"]
-    return {
-        "tenant": entry["tenant"],
-        "customer_id": entry["customer_id"],
-        "case_id": entry["case_id"],
-        "case_type": entry["case_type"] or "",
-        "occurred_at": occurred.isoformat(),
-        "occurred_at_ts": int(occurred.timestamp()),
-        "documents": ", ".join(entry["documents"]),
-        "pii": bool(entry["pii"]),
-        HASH_KEY: entry["vector_hash"] or "",
-    }
+    """The metadata kept next to an entry's vector: its stamp (scope and vector hash), nothing else.
+
+    Recall reads the metadata of every vector it fetches, and checks only the stamp; type, dates,
+    documents and PII live in the relational row, which decides what is recallable. Older versions
+    stored those here too; :data:`~connector.episodic.chroma_index.CASE_RETIRED_KEYS` clears them.
+    """
+    return Stamp.metadata(entry["tenant"], entry["customer_id"], entry["vector_hash"])
 
 
 class CaseWriter:
