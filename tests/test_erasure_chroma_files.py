@@ -344,3 +344,19 @@ def test_forget_searches_chroma_by_metadata_only_after_an_unfinished_erasure(
     third.forget(CUSTOMER)
     third.close()
     assert sweeps.searches == 2  # finished: no search again
+
+
+def test_the_first_read_of_a_process_leaves_nothing_past_the_last_element(memory: Memory) -> None:
+    """Chroma starts a collection's HNSW segment on a process's first read of it too (writing the
+    uninitialised buffers to disk): that read is followed by the zeroing, as writes are."""
+    seed(memory)
+    memory.forget(CUSTOMER)
+    memory.close()
+    assert bytes_past_last_element(memory.settings.chroma_path) == {}
+
+    reopened = Memory(memory.settings, clock=FrozenClock(NOW), llm=None, engine=memory.engine)
+    assert reopened.episodic.index.count() == 30
+    reopened.conversations.index.count()
+
+    assert bytes_past_last_element(memory.settings.chroma_path) == {}
+    reopened.close()

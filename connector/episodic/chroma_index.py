@@ -107,6 +107,7 @@ class _Collection:
         self._client = client
         self.name = name
         self.embedded_path = embedded_path
+        self._read_before = False
 
     @contextmanager
     def _writing(self, action: str) -> Iterator[None]:
@@ -123,15 +124,28 @@ class _Collection:
             finally:
                 scrub_segment_slack(self.embedded_path)
 
+    @contextmanager
+    def _reading(self, action: str) -> Iterator[None]:
+        """One read: Chroma's errors as StoreError. Embedded, this process's first read of the
+        collection runs as a write does (under the directory's lock, then the zeroing): Chroma
+        starts a segment on first access too, and writes its uninitialised buffers to disk (seen on
+        every first ``count`` of a fresh client after a ``forget``)."""
+        if self.embedded_path is None or self._read_before:
+            with _chroma_errors(action, self.name):
+                yield
+            return
+        with self._writing(action):
+            yield
+        self._read_before = True
+
     def _delete(self, collection: Any, ids: Sequence[str]) -> None:
         with self._writing("delete"):
             for start in range(0, len(ids), _BATCH):
                 collection.delete(ids=list(ids[start : start + _BATCH]))
 
-    @staticmethod
-    def _in_scope(collection: Any, name: str, tenant: str, customer_id: str) -> list[str]:
+    def _in_scope(self, collection: Any, tenant: str, customer_id: str) -> list[str]:
         where = {"$and": [{"tenant": tenant}, {"customer_id": customer_id}]}
-        with _chroma_errors("get", name):
+        with self._reading("get"):
             return list(collection.get(where=where, include=[])["ids"])
 
 
@@ -166,7 +180,7 @@ class ChromaEraser(_Collection):
     def ids_in_scope(self, tenant: str, customer_id: str) -> list[str]:
         """Ids of the vectors stamped with this scope: a filtered scan of the whole collection."""
         collection = self._existing()
-        return [] if collection is None else self._in_scope(collection, self.name, tenant, customer_id)
+        return [] if collection is None else self._in_scope(collection, tenant, customer_id)
 
     def delete(self, ids: Sequence[str]) -> None:
         collection = self._existing()
@@ -267,7 +281,7 @@ class ChromaIndex(_Collection):
         """The stored vector of each id that is in the index (missing ids are left out)."""
         if not ids:
             return {}
-        with _chroma_errors("get", self.name):
+        with self._reading("get"):
             result = self.collection.get(ids=list(ids), include=["embeddings"])
         embeddings = result.get("embeddings")
         if embeddings is None:
@@ -281,7 +295,7 @@ class ChromaIndex(_Collection):
         """Vectors with the scope and hash they were stored under (missing ids are left out)."""
         if not ids:
             return {}
-        with _chroma_errors("get", self.name):
+        with self._reading("get"):
             result = self.collection.get(ids=list(ids), include=["embeddings", "metadatas"])
         embeddings, metadatas = result.get("embeddings"), result.get("metadatas")
         if embeddings is None or metadatas is None:
@@ -295,7 +309,7 @@ class ChromaIndex(_Collection):
         """Every id in the collection with its stamp, a page at a time (no vectors read)."""
         offset = 0
         while True:
-            with _chroma_errors("get", self.name):
+            with self._reading("get"):
                 page = self.collection.get(include=["metadatas"], limit=_BATCH, offset=offset)
             ids = page["ids"]
             for entry_id, meta in zip(ids, page["metadatas"] or [None] * len(ids), strict=True):
@@ -306,14 +320,14 @@ class ChromaIndex(_Collection):
 
     def ids_in_scope(self, tenant: str, customer_id: str) -> list[str]:
         """Ids of the vectors stamped with this scope: a filtered scan, for erasure only (never recall)."""
-        return self._in_scope(self.collection, self.name, tenant, customer_id)
+        return self._in_scope(self.collection, tenant, customer_id)
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
             self._delete(self.collection, ids)
 
     def count(self) -> int:
-        with _chroma_errors("count", self.name):
+        with self._reading("count"):
             return int(self.collection.count())
 
     def stored_model(self) -> tuple[str | None, int | None]:
