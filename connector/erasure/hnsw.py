@@ -10,12 +10,14 @@ it (or rebuilds the index after forgetting it) can so write the customer back in
 a fresh process's heap has not seen the customer, which is why only in-process runs showed it.
 
 hnswlib never reads those slots (an element's slot is cleared when the element is added), so they
-are zeroed here: after every write of this process to an embedded collection, and at the end of
+are zeroed here: after every write of this process to an embedded collection (and after its first
+read of each collection, which starts a segment the same way), and at the end of
 ``forget`` and ``reindex --rebuild``. Header layout (hnswlib's persisted index, version 1): int32
 version, then ``size_t`` offsetLevel0, max_elements, cur_element_count, size_data_per_element.
 
-Chroma writes these files only inside a write call: :data:`WRITES` serialises this process's
-writes and the zeroing per directory. Embedded Chroma is one process's store (Chroma's own rule).
+Chroma writes these files inside a write call, or the first read of a collection in a process:
+:data:`WRITES` serialises those and the zeroing per directory. Embedded Chroma is one process's
+store (Chroma's own rule).
 Chroma rewrites them only when it starts a segment or persists one (every ``sync_threshold``
 added vectors), so most writes leave them as they were: a segment found clean is not read again
 while its files keep the identity, size and change times they had then (:class:`_CleanSegments`).
