@@ -54,8 +54,11 @@ if TYPE_CHECKING:
 __all__ = ["NEAR_DUPLICATE", "CaseWriter", "NewCase", "chroma_metadata", "content_hash", "validate"]
 
 MAX_TEXT = 20_000
-# Cases written per transaction in a long batch; the next chunk is embedded meanwhile (bench_episodic).
-WRITE_CHUNK = 32
+# Cases written per transaction in a long batch; the next chunk is embedded meanwhile. A call of 64
+# (bench_episodic's) is one chunk: on 2 cores the model needs both, so embedding a second chunk
+# beside the first one's write only slowed both (Chroma's upsert holds the GIL while its threads
+# work); chunks of 32 took 19-37% more wall time for the same calls (session 6, see the README).
+WRITE_CHUNK = 64
 Prepared = tuple[Summary, Vectors, str]  # a case's summary, its vector, that vector's hash
 Made = tuple[dict[int, Prepared], dict[str, Counter[str]]]  # by case; term counts by summary text
 
