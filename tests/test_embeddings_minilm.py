@@ -145,3 +145,15 @@ def test_batches_run_side_by_side_give_the_same_vectors_as_one_worker() -> None:
     serial = MiniLMEmbedder(batch_size=8, threads=1).embed(texts)
     assert np.array_equal(parallel, serial)
     assert (parallel @ parallel.T).argmax(axis=1).tolist() == list(range(40))
+
+
+def test_a_text_gets_the_same_vector_whatever_it_is_embedded_with() -> None:
+    """A stored vector must not depend on its batch-mates: the query, a reindex and a near-duplicate
+    check embed the same text in other company."""
+    text = "Customer disputed INV-004821: billed twice for 1,250.00 USD."
+    others = ["ok", "word " * 200] + [f"Order SO-{i:06d} shipped late" for i in range(30)]
+    embedder = MiniLMEmbedder(threads=2)
+    alone = embedder.embed([text])[0]
+    for company in ([text, *others], [*others, text], [text] * 9):
+        vectors = embedder.embed(company)
+        assert np.array_equal(vectors[company.index(text)], alone)

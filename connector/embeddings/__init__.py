@@ -20,4 +20,4 @@ def embedder_for(settings: Settings) -> MiniLMEmbedder | OpenAIEmbedder:
     conf = settings.embeddings
     if conf.provider == "openai":
         return OpenAIEmbedder(settings.llm, conf.openai_model, batch_size=conf.batch_size or 256)
-    return MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size or 8)
+    return MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size or 1)
