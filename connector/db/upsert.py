@@ -19,6 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from connector.db.copy_layout import layouts
+from connector.db.copy_stream import copy_into
 from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
 from connector.erp.records import (
     Address,
@@ -325,23 +326,14 @@ def _copy_text(
     the writer's time. A value a column refuses fails before anything is sent, as with
     ``execute()``; a driver error is raised as SQLAlchemy's so callers' handlers still apply.
     """
-    quote = conn.dialect.identifier_preparer.quote
-    command = f"COPY {quote(target)} ({', '.join(quote(n) for n in columns)}) FROM STDIN"
     try:
         payload = "".join(lines(items, *args))
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise sa.exc.StatementError(
-            f"({type(exc).__module__}.{type(exc).__name__}) {exc}", command, None, exc
+            f"({type(exc).__module__}.{type(exc).__name__}) {exc}", f"COPY {target}", None, exc
         ) from exc
-    if not payload:
-        return
-    driver: Any = conn.connection.driver_connection
-    dbapi: Any = conn.dialect.loaded_dbapi
-    try:
-        with driver.cursor() as cursor, cursor.copy(command) as copy:
-            copy.write(payload)
-    except dbapi.Error as exc:
-        raise sa.exc.DBAPIError.instance(command, None, exc, dbapi.Error) from exc
+    if payload:
+        copy_into(conn, target, columns, lambda copy: copy.write(payload))
 
 
 def _live(table: sa.Table, tenant: str, kind: str | None) -> list[Any]:

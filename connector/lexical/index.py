@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from connector.db.copy_stream import copy_into
 from connector.lexical import bm25
 from connector.lexical.bm25 import LexicalScore, Posting
 from connector.lexical.tables import DOCS, POSTINGS
@@ -104,7 +105,12 @@ def _insert_plain(conn: sa.Connection, table: sa.Table, columns: Sequence[str], 
     if not rows:
         return
     if conn.dialect.driver == "psycopg":
-        _copy(conn, table, columns, rows)
+
+        def feed(copy: Any) -> None:
+            for row in rows:
+                copy.write_row(row)
+
+        copy_into(conn, table.name, columns, feed)
         return
     mark = _PLACEHOLDERS.get(conn.dialect.paramstyle)
     if mark is None:  # a driver with another parameter style: the general path
@@ -112,20 +118,6 @@ def _insert_plain(conn: sa.Connection, table: sa.Table, columns: Sequence[str], 
         return
     marks = ", ".join([mark] * len(columns))
     conn.exec_driver_sql(f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks})", rows)
-
-
-def _copy(conn: sa.Connection, table: sa.Table, columns: Sequence[str], rows: list[Any]) -> None:
-    """``COPY ... FROM STDIN`` on the transaction's own psycopg connection; a driver error comes
-    back as SQLAlchemy's (a duplicate key as ``IntegrityError``), like every other statement's."""
-    statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
-    dbapi = conn.dialect.loaded_dbapi
-    driver: Any = conn.connection.driver_connection  # a psycopg.Connection
-    try:
-        with driver.cursor() as cursor, cursor.copy(statement) as copy:
-            for row in rows:
-                copy.write_row(row)
-    except dbapi.Error as exc:
-        raise sa.exc.DBAPIError.instance(statement, None, exc, dbapi.Error) from None
 
 
 def delete(conn: sa.Connection, source: str, doc_ids: Iterable[str]) -> None:
