@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any, Protocol
 
 import sqlalchemy as sa
@@ -67,29 +67,21 @@ def _clean_text(value: str) -> str:
     return storable_text(value, nul=REPLACEMENT)
 
 
-def _turn(row: Any) -> Turn:
-    return Turn(
-        session_id=row.session_id,
-        seq=row.seq,
-        role=row.role,
-        content=row.content,
-        created_at=row.created_at,
-        tool_name=row.tool_name,
-        tool_args=row.tool_args,
-        tool_result=row.tool_result,
-    )
+# The columns of the records they make, in their fields' order (the records are built from tuples).
+_TURN_FIELDS = tuple(turn_t.c[f.name] for f in fields(Turn))
+_PIN_FIELDS = tuple(pin_t.c[f.name] for f in fields(PinnedValue))
 
 
-def _pin(row: Any) -> PinnedValue:
-    return PinnedValue(
-        name=row.name,
-        value=row.value,
-        kind=row.kind,
-        source=row.source,
-        seq=row.seq,
-        explicit=bool(row.explicit),
-        updated_at=row.updated_at,
-    )
+def _turn(row: Sequence[Any]) -> Turn:
+    """A turn from a row of :data:`_TURN_FIELDS` (read as a tuple: reading every field by name
+    cost a fraction of a long session's view more)."""
+    return Turn(*row)
+
+
+def _pin(row: Sequence[Any]) -> PinnedValue:
+    """A pinned value from a row of :data:`_PIN_FIELDS`."""
+    name, value, kind, source, seq, explicit, updated_at = row
+    return PinnedValue(name, value, kind, source, seq, bool(explicit), updated_at)
 
 
 def _info(row: Any) -> SessionInfo:
@@ -383,7 +375,7 @@ class WorkingMemory:
             turns = [
                 _turn(r)
                 for r in conn.execute(
-                    sa.select(turn_t)
+                    sa.select(*_TURN_FIELDS)
                     .where(turn_t.c.session_id == sid, turn_t.c.seq > base, turn_t.c.seq <= target)
                     .order_by(turn_t.c.seq)
                 )
@@ -462,11 +454,13 @@ class WorkingMemory:
             cond = [turn_t.c.session_id == sid]
             if upto_seq is not None:
                 cond.append(turn_t.c.seq <= upto_seq)
-            turns = [_turn(r) for r in conn.execute(sa.select(turn_t).where(*cond).order_by(turn_t.c.seq))]
+            turns = [
+                _turn(r) for r in conn.execute(sa.select(*_TURN_FIELDS).where(*cond).order_by(turn_t.c.seq))
+            ]
             pins = [
                 _pin(r)
                 for r in conn.execute(
-                    sa.select(pin_t).where(pin_t.c.session_id == sid).order_by(pin_t.c.name)
+                    sa.select(*_PIN_FIELDS).where(pin_t.c.session_id == sid).order_by(pin_t.c.name)
                 )
             ]
         return transcript(turns, pins)
@@ -515,16 +509,6 @@ def non_llm_fold(previous: str | None, previous_mode: str | None, turns: Sequenc
 
 _SID: Any = sa.bindparam("sid")
 _SESSION = sa.select(session_t).where(session_t.c.session_id == _SID)
-# Columns in the order of the records they make: each row is unpacked as a tuple, which costs a
-# fraction of reading every field by name (a long session's view reads hundreds of them per build).
-_TURN_FIELDS = (
-    turn_t.c.session_id, turn_t.c.seq, turn_t.c.role, turn_t.c.content, turn_t.c.created_at,
-    turn_t.c.tool_name, turn_t.c.tool_args, turn_t.c.tool_result,
-)  # fmt: skip
-_PIN_FIELDS = (
-    pin_t.c.name, pin_t.c.value, pin_t.c.kind, pin_t.c.source, pin_t.c.seq, pin_t.c.explicit,
-    pin_t.c.updated_at,
-)  # fmt: skip
 _RECENT_TURNS = (
     sa.select(*_TURN_FIELDS)
     .where(turn_t.c.session_id == _SID, turn_t.c.seq > sa.bindparam("upto"))
@@ -542,12 +526,9 @@ def read_state(conn: Connection, sid: str) -> SessionState | None:
     if row is None:
         return None
     upto = int(row.summary_upto_seq)
-    recent = [Turn(*r) for r in conn.execute(_RECENT_TURNS, {"sid": sid, "upto": upto})]
+    recent = [_turn(r) for r in conn.execute(_RECENT_TURNS, {"sid": sid, "upto": upto})]
     recent.reverse()
-    pins = tuple(
-        PinnedValue(name, value, kind, source, seq, bool(explicit), updated_at)
-        for name, value, kind, source, seq, explicit, updated_at in conn.execute(_PINS, {"sid": sid})
-    )
+    pins = tuple(_pin(r) for r in conn.execute(_PINS, {"sid": sid}))
     return SessionState(
         info=_info(row),
         summary=row.summary,
