@@ -44,8 +44,9 @@ _KEPT_CANDIDATES = 2_048
 _KEPT_BODY_CHARS = 4_096
 
 
-class _Kept:
-    """Whole candidates' text and cost by one tokenizer, kept between builds (thread-safe)."""
+class KeptCosts:
+    """Whole candidates' text and cost by one tokenizer, kept between builds (thread-safe); the
+    :class:`~connector.context.builder.ContextBuilder` owns one per tokenizer, so it goes with it."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -54,14 +55,6 @@ class _Kept:
     def _of(self, head: str, body: str | None) -> tuple[str, int]:
         text = rendered(head, body)
         return text, self.counter.count(text) + 1
-
-
-_KEPT: dict[str, _Kept] = {}  # by tokenizer name: counters of one name count alike
-
-
-def _kept_for(counter: TokenCounter) -> _Kept:
-    kept = _KEPT.get(counter.name)
-    return kept if kept is not None else _KEPT.setdefault(counter.name, _Kept(counter))
 
 
 @dataclass(slots=True)
@@ -84,11 +77,13 @@ class Allocation:
 class Costs:
     """Token cost of candidates, computed once per build."""
 
-    def __init__(self, counter: TokenCounter, max_chars: int) -> None:
+    def __init__(self, counter: TokenCounter, max_chars: int, kept: KeptCosts | None = None) -> None:
+        """``kept``: whole candidates' costs kept from earlier builds by the same tokenizer (none: this
+        build's own)."""
         self.counter = counter
         self.max_chars = max_chars
         self._cache: dict[str, int] = {}
-        self._kept = _kept_for(counter)
+        self._kept = kept if kept is not None else KeptCosts(counter)
         self._full: dict[int, tuple[Candidate, tuple[str, int, bool]]] = {}
 
     def count(self, text: str) -> int:

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 
 from connector.clock import Clock
 from connector.context import candidates as cand
-from connector.context.budget import Allocation, Chosen, Costs, allocate
+from connector.context.budget import Allocation, Chosen, Costs, KeptCosts, allocate
 from connector.context.documents import (
     KindTotal,
     OpenDocument,
@@ -99,10 +99,14 @@ class ContextBuilder:
         self.conversation_hits = conversation_hits
         # Threads for the recalls; the embedder and SQLite release the GIL, so they overlap the reads.
         self._recall_pool = LazyPool("context-recall")
+        # Candidates' text and cost by tokenizer, kept from build to build (keyed by content).
+        self._kept_costs: dict[str, KeptCosts] = {}
 
     def close(self) -> None:
-        """Stop the recall worker threads (started again if the builder is used after)."""
+        """Stop the recall worker threads (started again if the builder is used after) and drop the
+        kept candidate costs (they hold the text of recent contexts)."""
         self._recall_pool.shutdown()
+        self._kept_costs.clear()
 
     def suggestions(
         self, customer_id: str, *, tenant: str | None = None, party_kind: str = "customer"
@@ -223,7 +227,11 @@ class ContextBuilder:
             "summary": summary,
             "recent_turns": cand.turn_items(state) if state else [],
         }
-        costs = Costs(token_counter(cfg.tokenizer), max_chars=max(4000, budget * 8))
+        counter = token_counter(cfg.tokenizer)
+        kept = self._kept_costs.get(counter.name)
+        if kept is None:
+            kept = self._kept_costs.setdefault(counter.name, KeptCosts(counter))
+        costs = Costs(counter, max_chars=max(4000, budget * 8), kept=kept)
         costs.warm(c for items in candidates.values() for c in items)
         timings["candidates"] = _ms(step)
 
