@@ -7,7 +7,10 @@ and the LoCoMo-like chats from another generator (``benchmarks/chat_*.jsonl``), 
 one case of its conversation's customer — times the ingest, and asks every question with k=10 under
 three rankings on the same entries:
 dense only, lexical (BM25) only and the hybrid. It prints recall@1/5/10 (an expected case in the
-top k) and MRR per question kind, and leaks (hits that belong to another customer). It also prints
+top k) and MRR per question kind, and leaks (hits that belong to another customer); then, per kind,
+the hybrid against each single signal on the same questions: how many it finds in the top 5 / 10
+that the other misses and the reverse, with the exact McNemar p-value of that split (a difference
+of a few questions out of 75 is not evidence that either ranking is better). It also prints
 the dense score distributions of true matches and non-matches within each ERP query's customer,
 from which the model's score threshold is calibrated (the 1st percentile of the true-match scores).
 ``--calibrate`` compares the fusion settings on every set instead.
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -381,7 +385,43 @@ def evaluate(episodic: Any, labelled: LabelledSet, owner: dict[str, str], fusion
         }
 
     every = [row for rows in per_kind.values() for row in rows]
-    return {"all": figures(every), "leaks": leaks, **{k: figures(v) for k, v in sorted(per_kind.items())}}
+    ranks = {"all": [row[3] for row in every], **{k: [row[3] for row in v] for k, v in per_kind.items()}}
+    return {
+        "all": figures(every),
+        "leaks": leaks,
+        **{k: figures(v) for k, v in sorted(per_kind.items())},
+        "ranks": ranks,
+    }
+
+
+PAIRED_KS = (5, 10)
+
+
+def paired(first: list[int], second: list[int], k: int) -> tuple[int, int, float]:
+    """Questions ``first`` finds in its top ``k`` and ``second`` does not (won), the reverse (lost),
+    and the exact two-sided McNemar p-value of that split: how likely a split at least this uneven
+    is when neither ranking is better (1.0: no evidence either way). Ranks are 1-based, 0 = missed."""
+    hit = [(0 < a <= k, 0 < b <= k) for a, b in zip(first, second, strict=True)]
+    won = sum(a and not b for a, b in hit)
+    lost = sum(b and not a for a, b in hit)
+    n = won + lost
+    tail = sum(math.comb(n, i) for i in range(min(won, lost) + 1)) / 2**n if n else 0.5
+    return won, lost, round(min(1.0, 2 * tail), 3)
+
+
+def against_single_signals(methods: dict[str, Any]) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """Per question kind, the hybrid against dense and against lexical on the same questions:
+    [won, lost, p] at each k of ``PAIRED_KS`` (see :func:`paired`)."""
+    hybrid = methods["hybrid"]["ranks"]
+    return {
+        kind: {
+            single: {
+                f"r{k}": list(paired(hybrid[kind], methods[single]["ranks"][kind], k)) for k in PAIRED_KS
+            }
+            for single in ("dense", "lexical")
+        }
+        for kind in hybrid
+    }
 
 
 def threshold_scores(memory: Memory, labelled: LabelledSet) -> tuple[list[float], list[float]]:
@@ -442,7 +482,7 @@ def print_quality(results: dict[str, Any]) -> None:
             f"  ingest {ing['cases_per_s']} cases/s wall, {ing['cases_per_cpu_s']} per CPU-second (default "
             f"embedder, batches of 64): {ing['s']} s, embedding {ing['embed_s']} s of it; {ing['statuses']}"
         )
-        kinds = [k for k in next(iter(r["methods"].values())) if k != "leaks"]
+        kinds = [k for k in next(iter(r["methods"].values())) if k not in ("leaks", "ranks")]
         print(f"  {'kind':<12} " + " ".join(f"{m:>25}" for m in r["methods"]))
         print(f"  {'':<12} " + " ".join(f"{'r@1  r@5  r@10  MRR':>25}" for _ in r["methods"]))
         for kind in kinds:
@@ -455,6 +495,17 @@ def print_quality(results: dict[str, Any]) -> None:
             "  leaks (hits of another customer): "
             + ", ".join(f"{n} {m['leaks']}" for n, m in r["methods"].items())
         )
+        if {"hybrid", "dense", "lexical"} <= set(r["methods"]):
+            print_paired(against_single_signals(r["methods"]))
+
+
+def print_paired(comparison: dict[str, dict[str, dict[str, list[float]]]]) -> None:
+    print("  hybrid against each single signal on the same questions: won/lost (exact McNemar p)")
+    columns = [f"vs {single} r@{k}" for single in ("dense", "lexical") for k in PAIRED_KS]
+    print(f"  {'kind':<12} " + " ".join(f"{c:>20}" for c in columns))
+    for kind, sides in comparison.items():
+        cells = [f"+{w}/-{lost} (p {p:.2f})" for side in sides.values() for w, lost, p in side.values()]
+        print(f"  {kind:<12} " + " ".join(f"{c:>20}" for c in cells))
 
 
 def calibrate(workdir: Path) -> None:
@@ -933,6 +984,7 @@ def run(args: argparse.Namespace, tmp: Path, deadline: float, load_start: float)
         "ingest_embed_s": q["erp"]["ingest"]["embed_s"] if q else None,
         "conversation_ingest_cases_per_s": q["conversations"]["ingest"]["cases_per_s"] if q else None,
         "quality": {key: {m: r["all"] for m, r in v["methods"].items()} for key, v in q.items()},
+        "hybrid_against_single_signals": {key: against_single_signals(v["methods"]) for key, v in q.items()},
         "leaks": sum(r["leaks"] for v in q.values() for r in v["methods"].values()),
         "threshold_calibration": cal,
         "chroma": "server" if SERVER is not None else "embedded",

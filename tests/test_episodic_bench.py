@@ -78,3 +78,19 @@ def test_quality_reports_every_method_per_question_kind(tmp_path: Path) -> None:
     assert result["hybrid"]["date"]["r1"] == 1.0 and result["hybrid"]["all"]["r10"] == 1.0
     assert result["lexical"]["paraphrase"]["r10"] == 0.0  # no word in common: only the dense side finds it
     assert all(r["leaks"] == 0 for r in result.values())
+
+
+def test_paired_counts_questions_one_ranking_finds_and_the_other_misses() -> None:
+    paired = load_bench().paired
+    first, second = [1, 3, 0, 7, 2], [2, 0, 4, 1, 9]  # ranks, 0 = not found
+    assert paired(first, second, 5)[:2] == (2, 2)  # won: 3 vs missed, 2 vs 9; lost: missed vs 4, 7 vs 1
+    assert paired(first, second, 10)[:2] == (1, 1)  # 9 and 7 count at 10: only 3 vs missed, missed vs 4
+    assert paired(first, first, 5) == (0, 0, 1.0)  # identical rankings: no evidence either way
+
+
+def test_paired_p_value_is_the_exact_two_sided_binomial_of_the_split() -> None:
+    paired = load_bench().paired
+    assert paired([1] * 10, [0] * 10, 5) == (10, 0, 0.002)  # 2 / 2**10
+    assert paired([1] * 3 + [0] * 5, [0] * 3 + [1] * 5, 5) == (3, 5, 0.727)
+    won_lost_p = paired([1] * 4 + [0] * 4, [0] * 4 + [1] * 4, 5)
+    assert won_lost_p == (4, 4, 1.0)
