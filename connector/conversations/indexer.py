@@ -32,6 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from connector.conversations.tables import SESSIONS, TURNS
+from connector.db.chunks import chunks
 from connector.episodic.vector_index import HASH_KEY, Eraser, guarded, vector_hash
 from connector.erasure.disk import purge_chroma_log
 from connector.lexical import index as lexical
@@ -227,8 +228,7 @@ def remove(conv: ConversationMemory, ids: Sequence[str], *, eraser: Eraser | Non
     if conv.embedded_chroma_path is not None:  # its log still holds the vectors and their scope
         purge_chroma_log(conv.embedded_chroma_path, list(ids))
     with conv.engine.begin() as conn:
-        for start in range(0, len(ids), _CHUNK):
-            chunk = list(ids[start : start + _CHUNK])
+        for chunk in chunks(ids, _CHUNK):
             conn.execute(sa.delete(TURNS).where(TURNS.c.id.in_(chunk)))
         lexical.delete(conn, TURN_SOURCE, ids)
 
@@ -249,8 +249,7 @@ def repair(conv: ConversationMemory) -> int:
             )
         ).all()  # fmt: skip
     fixed = 0
-    for start in range(0, len(rows), _CHUNK):
-        chunk = rows[start : start + _CHUNK]
+    for chunk in chunks(rows, _CHUNK):
         found = conv.index.stored([r.id for r in chunk])
         broken = []
         for r in chunk:

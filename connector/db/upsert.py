@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
+from connector.db.chunks import chunks
 from connector.db.copy_layout import layouts
 from connector.db.copy_stream import copy_into
 from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
@@ -100,8 +101,7 @@ def _existing_hashes(
         groups.setdefault(key[:-1], []).append(key[-1])
     postgres = conn.dialect.name == "postgresql"
     for prefix, ids in groups.items():
-        for start in range(0, len(ids), 5000):
-            chunk = ids[start : start + 5000]
+        for chunk in chunks(ids, 5000):
             cond = [table.c[k] == v for k, v in zip(names[:-1], prefix, strict=True)]
             # PostgreSQL: one array parameter, not thousands of rendered IN parameters per page.
             match = (
@@ -248,12 +248,12 @@ def _replace_party_children(
         groups.setdefault((party.tenant, party.kind), []).append(party.external_id)
     for table in (contact_t, address_t, attribute_t):
         for (tenant, kind), ids in groups.items():
-            for start in range(0, len(ids), 5000):
+            for chunk in chunks(ids, 5000):
                 conn.execute(
                     table.delete().where(
                         table.c.tenant == tenant,
                         table.c.party_kind == kind,
-                        table.c.party_external_id.in_(ids[start : start + 5000]),
+                        table.c.party_external_id.in_(chunk),
                     )
                 )
     if not parties:
@@ -362,10 +362,8 @@ def mark_missing_deleted(
     cond = _live(table, tenant, kind)
     live = [r[0] for r in conn.execute(sa.select(table.c.external_id).where(*cond))]
     gone = [ext for ext in live if ext not in existing_ids]
-    for start in range(0, len(gone), 5000):
+    for chunk in chunks(gone, 5000):
         conn.execute(
-            table.update()
-            .where(*cond, table.c.external_id.in_(gone[start : start + 5000]))
-            .values(deleted_at=deleted_at)
+            table.update().where(*cond, table.c.external_id.in_(chunk)).values(deleted_at=deleted_at)
         )
     return len(gone)

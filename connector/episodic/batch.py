@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import sqlalchemy as sa
 
+from connector.db.chunks import chunks
 from connector.embeddings.base import Vectors
 from connector.episodic import terms as entry_terms
 from connector.episodic.ranking import cosine
@@ -65,11 +66,6 @@ def dup_key_of(case: NewCase) -> DupKey:
 def _entry_dup_key(values: dict[str, Any]) -> DupKey:
     doc_keys = tuple(sorted(values["doc_keys"]))
     return (values["tenant"], values["customer_id"], values["case_type"], doc_keys)
-
-
-def _chunks(items: Sequence[Any]) -> Iterator[list[Any]]:
-    for start in range(0, len(items), _CHUNK):
-        yield list(items[start : start + _CHUNK])
 
 
 def _per_scope(
@@ -190,7 +186,7 @@ class BatchView:
                 self.similar.setdefault(_entry_dup_key(dict(r)), []).append(r["id"])
 
     def _load_entries(self, conn: sa.Connection, ids: Sequence[str]) -> None:
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids, _CHUNK):
             for r in conn.execute(sa.select(ENTRIES).where(ENTRIES.c.id.in_(chunk))).mappings():
                 self.entries[r["id"]] = EntryRow(values=dict(r), new=False)
 

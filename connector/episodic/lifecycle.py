@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from connector.db.chunks import chunks
 from connector.episodic import terms as entry_terms
 from connector.episodic.batch import MARK_INDEXED
 from connector.episodic.models import IndexCheck, RestoreReport, RetentionReport
@@ -47,10 +48,6 @@ _STAMP = (
         embedding_model=sa.bindparam("_model"),
     )
 )
-
-
-def _chunks(ids: Sequence[str], size: int = _CHUNK) -> list[list[str]]:
-    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
 
 
 def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
@@ -81,10 +78,10 @@ def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
             purge_chroma_log(episodic.embedded_chroma_path, pii_ids)
     with episodic.engine.begin() as conn:
         entry_terms.unindex_entries(conn, [*pii_ids, *old_ids])
-        for chunk in _chunks(pii_ids):
+        for chunk in chunks(pii_ids, _CHUNK):
             conn.execute(sa.delete(CASES).where(CASES.c.entry_id.in_(chunk)))
             conn.execute(sa.delete(ENTRIES).where(ENTRIES.c.id.in_(chunk)))
-        for chunk in _chunks(old_ids):
+        for chunk in chunks(old_ids, _CHUNK):
             conn.execute(
                 sa.update(ENTRIES)
                 .where(ENTRIES.c.id.in_(chunk))
@@ -258,11 +255,11 @@ def check_index(episodic: EpisodicMemory, *, fix: bool) -> IndexCheck:
             reshape.append(entry_id)
     if fix:
         index.delete(orphans)
-        for chunk in _chunks(sorted(missing)):
+        for chunk in chunks(sorted(missing), _CHUNK):
             _index_rows(episodic, _rows(episodic, chunk))
-        for chunk in _chunks(sorted(unstamped)):
+        for chunk in chunks(sorted(unstamped), _CHUNK):
             _stamp_rows(episodic, _rows(episodic, chunk))
-        for chunk in _chunks(sorted(reshape), _RESHAPE_CHUNK):
+        for chunk in chunks(sorted(reshape), _RESHAPE_CHUNK):
             index.update_metadata(chunk, [chroma_metadata(live[entry_id]._mapping) for entry_id in chunk])
     return IndexCheck(
         live_entries=len(live),

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from connector.db.chunks import chunks
 from connector.episodic import terms as entry_terms
-from connector.episodic.lifecycle import _chunks, _index_rows, _rows
+from connector.episodic.lifecycle import _CHUNK, _index_rows, _rows
 from connector.episodic.tables import ARCHIVED, ENTRIES, LIVE
 from connector.erasure import customer_digest
 from connector.erasure.disk import CHROMA_SQLITE
@@ -75,7 +76,7 @@ def rebuild(episodic: EpisodicMemory, *, release: Callable[[], None]) -> Rebuild
         entry_terms.index_live_entries(conn)
         conn.execute(sa.update(ENTRIES).where(ENTRIES.c.status == LIVE).values(vector_hash=None))
     keep, skipped = _live_ids_not_erased(episodic)
-    for chunk in _chunks(keep):
+    for chunk in chunks(keep, _CHUNK):
         _index_rows(episodic, _rows(episodic, chunk))
     if episodic.embedded_chroma_path is not None:
         removed += compact_chroma(episodic.embedded_chroma_path)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
+from connector.db.chunks import chunks
 from connector.erasure.hnsw import scrub_segment_slack
 from connector.errors import StoreError
 
@@ -59,8 +60,7 @@ def purge_chroma_log(chroma_dir: Path, ids: Sequence[str]) -> int:
     try:
         conn.execute("PRAGMA secure_delete=ON")
         removed = 0
-        for start in range(0, len(ids), _CHUNK):
-            chunk = list(ids[start : start + _CHUNK])
+        for chunk in chunks(ids, _CHUNK):
             marks = ",".join("?" * len(chunk))
             removed += conn.execute(
                 f"DELETE FROM embeddings_queue WHERE operation != ? AND id IN ({marks})",

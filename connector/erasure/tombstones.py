@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from connector.clock import Clock
+from connector.db.chunks import chunks
 from connector.erasure.tables import ErasedCustomer, PendingErasure
 from connector.errors import ErasedCustomerError
 from connector.scope import Scope
@@ -112,8 +113,7 @@ class Erasures:
                 return self.erased_among(wanted.values(), own)
         keys = list(wanted)
         found: set[tuple[str, str]] = set()
-        for start in range(0, len(keys), _IN_LIST):
-            chunk = keys[start : start + _IN_LIST]
+        for chunk in chunks(keys, _IN_LIST):
             statement = sa.select(erased_t.c.tenant, erased_t.c.customer_digest).where(
                 erased_t.c.tenant.in_(sorted({tenant for tenant, _ in chunk})),
                 erased_t.c.customer_digest.in_([digest for _, digest in chunk]),

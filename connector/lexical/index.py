@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from connector.db.chunks import chunks
 from connector.db.copy_stream import copy_into
 from connector.lexical import bm25
 from connector.lexical.bm25 import LexicalScore, Posting
@@ -123,8 +124,7 @@ def _insert_plain(conn: sa.Connection, table: sa.Table, columns: Sequence[str], 
 def delete(conn: sa.Connection, source: str, doc_ids: Iterable[str]) -> None:
     """Remove documents from the index (erasure, PII deletion, archive, re-indexing)."""
     ids = list(doc_ids)
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK]
+    for chunk in chunks(ids, _CHUNK):
         conn.execute(sa.delete(POSTINGS).where(POSTINGS.c.source == source, POSTINGS.c.doc_id.in_(chunk)))
         conn.execute(sa.delete(DOCS).where(DOCS.c.source == source, DOCS.c.doc_id.in_(chunk)))
 

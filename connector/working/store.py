@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from connector.background import BackgroundJobs
 from connector.clock import Clock
+from connector.db.chunks import chunks
 from connector.erasure import Erasures
 from connector.errors import LLMError, ScopeError, StoreError
 from connector.llm import LLMClient
@@ -489,8 +490,7 @@ class WorkingMemory:
                 )
             ]
             turns = pins = 0
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
+            for chunk in chunks(ids, 500):
                 turns += conn.execute(turn_t.delete().where(turn_t.c.session_id.in_(chunk))).rowcount
                 pins += conn.execute(pin_t.delete().where(pin_t.c.session_id.in_(chunk))).rowcount
                 conn.execute(session_t.delete().where(session_t.c.session_id.in_(chunk)))
