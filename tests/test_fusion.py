@@ -123,6 +123,21 @@ def test_the_other_speakers_turn_holding_the_words_reaches_the_top_five() -> Non
     assert hedged[0] == 0  # the first hit is the fused score's, as without the hedge
 
 
+def test_a_yes_no_question_about_the_named_speaker_is_not_hedged() -> None:
+    # "Would Kenji move abroad?" asks whether something holds of Kenji: his own turns answer it,
+    # so the other speaker's turn is not given a slot; "hedge_yes_no" hedges it as before
+    cosines, lexical = speaker_turns()
+    query, vectors = unit_vectors(*cosines)
+    keys: list[tuple[str, ...]] = [()] * len(cosines)
+
+    def hits(fusion: Fusion) -> list[int]:
+        found = fuse(query, vectors, lexical, keys, set(), k=10, threshold=0.3, fusion=fusion, yes_no=True)
+        return [f.index for f in found]
+
+    assert hits(Fusion()) == ranked(cosines, lexical, Fusion(hedge=False))
+    assert hits(Fusion(hedge_yes_no=True)) == ranked(cosines, lexical)
+
+
 def test_without_a_term_most_candidates_share_the_hedge_changes_nothing() -> None:
     rng = np.random.default_rng(7)
     for _ in range(50):

@@ -28,6 +28,7 @@ from connector.embeddings.base import Vectors
 from connector.embeddings.shared_query import SharedQuery, embed_one
 from connector.episodic.fusion import Fused, Fusion, fuse
 from connector.episodic.lazy_vectors import LazyVectors
+from connector.episodic.question_form import asks_yes_or_no
 from connector.episodic.ranking import score_threshold
 from connector.errors import StoreError
 from connector.lexical import index as lexical
@@ -46,6 +47,7 @@ class RecallQuery:
     doc_keys: set[str] = field(default_factory=set)
     vector: Future[Vectors] | None = None
     terms: list[str] = field(init=False)
+    yes_no: bool = field(init=False)
 
     def __post_init__(self) -> None:
         # query_terms reads the first MAX_QUERY_CHARS: both recalls' texts share their terms
@@ -53,6 +55,7 @@ class RecallQuery:
         self.terms = (
             query_terms(text) if self.shared is None else list(self.shared.derived(query_terms, text))
         )
+        self.yes_no = asks_yes_or_no(text)
 
     def cancel(self) -> None:
         """The ranking needs no embedding (one shared with another recall runs on for it)."""
@@ -121,6 +124,7 @@ class ScopedRecall:
         ranked = fuse(
             query.vector.result(), matrix, [scored.get(i) for i in ids], entry_keys, query.doc_keys,
             k=k, threshold=score_threshold(self.vectors.embedder.model_id), fusion=fusion,
+            yes_no=query.yes_no,
         )  # fmt: skip
         return [(rows[r.index], r) for r in ranked]
 
