@@ -183,7 +183,9 @@ class LLMSettings(Section):
 class EmbeddingSettings(Section):
     provider: Literal["minilm", "openai"] = "minilm"
     # Which offline build (see connector.embeddings.minilm); an index remembers the one it was built with.
-    minilm_model: Literal["minilm-l6-v2-qint8", "minilm-l6-v2-int8"] = "minilm-l6-v2-qint8"
+    minilm_model: Literal["minilm-l6-v2-qint8-mha", "minilm-l6-v2-qint8", "minilm-l6-v2-int8"] = (
+        "minilm-l6-v2-qint8-mha"
+    )
     openai_model: str = "text-embedding-3-small"
     # Texts per model run; unset = the embedder's own default (MiniLM 1: its int8 build quantises a
     # run's inputs together, so batch-mates would change a text's vector; OpenAI 256 per request).

@@ -13,6 +13,8 @@ from chroma_fixtures import episodic_with
 
 from connector.clock import FrozenClock
 from connector.db.models import CrmCase
+from connector.embeddings import MiniLMEmbedder
+from connector.embeddings.minilm import MODEL_ID, QINT8_ID
 from connector.episodic.tables import CASES, ENTRIES
 from connector.errors import EmbeddingModelMismatch, ScopeError, StoreError
 from connector.memory import Memory
@@ -130,7 +132,7 @@ def test_opening_an_index_built_with_another_model_is_a_clear_error(memory: Memo
     record(memory, "ACME", "a", 1)
     other = episodic_with(memory, OtherModel())  # type: ignore[arg-type]
     with pytest.raises(
-        EmbeddingModelMismatch, match=r"minilm-l6-v2-qint8 \(dimension 384\).*other-model.*reindex"
+        EmbeddingModelMismatch, match=r"minilm-l6-v2-qint8-mha \(dimension 384\).*other-model.*reindex"
     ):
         other.recall("ACME", "invoice")
 
@@ -147,6 +149,20 @@ def test_reindex_rebuilds_the_index_for_the_configured_model(memory: Memory) -> 
     with pytest.raises(EmbeddingModelMismatch):
         episodic_with(memory, memory.embedder).recall("ACME", "invoice")
     assert episodic_with(memory, memory.embedder).reindex() == 1
+
+
+def test_a_store_of_the_previous_default_build_is_refused_until_reindexed(memory: Memory) -> None:
+    entry = record(memory, "ACME", "a", 1)
+    previous = episodic_with(memory, MiniLMEmbedder(model=QINT8_ID))
+    assert previous.reindex() == 1  # as a store written before the default changed
+    current = episodic_with(memory, memory.embedder)
+    refused = rf"built with {QINT8_ID} .*configured embedder is {MODEL_ID} .*reindex"
+    with pytest.raises(EmbeddingModelMismatch, match=refused):
+        current.recall("ACME", "invoice")
+
+    assert current.reindex() == 1
+    assert [h.entry_id for h in current.recall("ACME", "invoice")] == [entry]
+    assert {r["embedding_model"] for r in rows(memory, ENTRIES)} == {MODEL_ID}
 
 
 def crm_case(external_id: str, customer: str | None, **kw: object) -> CrmCase:
