@@ -12,7 +12,8 @@ with a measured session also gets ``--earlier-sessions`` earlier sessions of ``-
 conversations" section is on; ``--conversations both`` (default) measures the builds with the section
 off, then on, in the same run (``off`` / ``on`` measure one).
 
-Measures ``build_context`` end to end on SQLite with the default 3,000-token budget: p50/p95 and a
+Measures ``build_context`` end to end on SQLite (``--database postgres``: a scratch PostgreSQL
+database) with the default 3,000-token budget: p50/p95 and a
 per-section breakdown (ERP reads, working memory, learned facts, past cases incl. query embedding,
 budget+render), the context's tokens beside the tokens of the full history it replaces (every
 turn of the session verbatim, tool payloads included), whether each context stayed in budget and
@@ -42,6 +43,9 @@ import sqlalchemy as sa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))  # its helpers, also when loaded by path (the smoke tests)
+
+from _scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
 
 from connector.clock import FrozenClock  # noqa: E402
 from connector.context import ContextBuilder  # noqa: E402
@@ -531,11 +535,29 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, help="keep the store here (default: a temp dir, removed)")
     parser.add_argument("--reuse", action="store_true", help="measure the store already in --workdir")
     parser.add_argument(
+        "--database",
+        default="sqlite",
+        help=f"sqlite (default, in --workdir), or a PostgreSQL admin URL (`postgres`: {DEFAULT_PG_ADMIN}): "
+        "the store is then a scratch database there, dropped at the end (Chroma stays embedded)",
+    )
+    parser.add_argument(
         "--no-spin-compare",
         action="store_true",
         help="skip the second pass with onnxruntime spin-waiting off",
     )
     args = parser.parse_args()
+    admin = admin_url(args.database)
+    if admin is not None and args.reuse:
+        parser.error("--reuse measures a kept SQLite store; a PostgreSQL store is a scratch database")
+    scratch = ScratchDatabases(admin, "bench_context") if admin is not None else None
+    try:
+        return run(args, scratch)
+    finally:
+        if scratch is not None:
+            scratch.drop_all()
+
+
+def run(args: argparse.Namespace, scratch: ScratchDatabases | None) -> int:
     lengths = [int(x) for x in args.session_lengths.split(",")]
     rng = random.Random(7)
     with tempfile.TemporaryDirectory(prefix="bench_context_") as tmp:
@@ -545,7 +567,8 @@ def main() -> int:
             chroma=ChromaSettings(path=workdir / "chroma"),
             conversations=ConversationSettings(enabled=True),  # the off pass builds without them
         )
-        engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
+        url = scratch.create() if scratch is not None else f"sqlite:///{workdir / 'bench.sqlite3'}"
+        engine = create_db_engine(url)
         upgrade_to_head(engine)
         started = time.perf_counter()
         if not args.reuse:
@@ -585,7 +608,9 @@ def main() -> int:
             without_ort_spinning(memory)
             no_spin = measure(memory, sessions, args.builds, args.budget, on_context)
         memory.close()
-    print(f"build_context, offline mode, SQLite + embedded Chroma, budget {args.budget} tokens")
+        engine.dispose()
+    database = "SQLite" if scratch is None else "PostgreSQL"
+    print(f"build_context, offline mode, {database} + embedded Chroma, budget {args.budget} tokens")
     print(
         f"store: {args.customers:,} customers, {args.documents:,} documents, {args.cases:,} cases, "
         f"{len(sessions)} sessions of {lengths} turns (loaded in {load_s:.0f} s)"
@@ -638,6 +663,7 @@ def main() -> int:
         "cpu_p95_ms": figures["cpu_p95_ms"],
         "sections_p95_ms": {k: v["p95"] for k, v in figures["sections_ms"].items()},
         "builds": args.builds,
+        "database": database.lower(),
         "budget": args.budget,
         "customers": args.customers,
         "documents": args.documents,

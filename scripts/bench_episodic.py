@@ -61,6 +61,9 @@ import sqlalchemy as sa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))  # its helpers, also when loaded by path (the smoke tests)
+
+from _scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
 
 from connector.clock import FrozenClock  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
@@ -143,41 +146,17 @@ def chroma_server(where: str, workdir: Path) -> Iterator[tuple[str, int]]:
         log_file.close()
 
 
-DEFAULT_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-PG_ADMIN_URL: str | None = None  # set by --database postgres: each store is a scratch database there
-_SCRATCH: list[str] = []
+SCRATCH: ScratchDatabases | None = None  # set by --database postgres: each store a scratch database
 
 
 def new_engine(workdir: Path) -> sa.Engine:
     """A fresh store: SQLite in ``workdir``, or a new scratch database on the PostgreSQL server."""
-    if PG_ADMIN_URL is None:
+    if SCRATCH is None:
         engine = create_db_engine(f"sqlite:///{workdir / 'bench.sqlite3'}")
     else:
-        name = f"bench_episodic_{uuid.uuid4().hex[:10]}"
-        admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-        admin.dispose()
-        _SCRATCH.append(name)
-        url = sa.engine.make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-        engine = create_db_engine(url)
+        engine = create_db_engine(SCRATCH.create())
     upgrade_to_head(engine)
     return engine
-
-
-def drop_scratch() -> None:
-    if PG_ADMIN_URL is None or not _SCRATCH:
-        return
-    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        for name in _SCRATCH:
-            conn.execute(
-                sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"),
-                {"n": name},
-            )
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
-    admin.dispose()
-    _SCRATCH.clear()
 
 
 def new_memory(workdir: Path, *, retention_days: int = 180) -> Memory:
@@ -350,7 +329,7 @@ def ingest_runs(workdir: Path, runs: int) -> dict[str, Any]:
     return {
         "runs": runs,
         "cases": len(labelled.cases),
-        "database": "postgres" if PG_ADMIN_URL else "sqlite",
+        "database": "postgres" if SCRATCH is not None else "sqlite",
         "cases_per_s_median": median([r["cases_per_s"] for r in rates]),
         "cases_per_s_min_max": [min(r["cases_per_s"] for r in rates), max(r["cases_per_s"] for r in rates)],
         "cases_per_cpu_s_median": median([r["cases_per_cpu_s"] for r in rates]),
@@ -884,9 +863,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.store_dir is not None and (args.database != "sqlite" or args.server is not None):
         parser.error("--store-dir keeps SQLite stores with embedded Chroma only")
-    if args.database != "sqlite":
-        global PG_ADMIN_URL
-        PG_ADMIN_URL = DEFAULT_PG_ADMIN if args.database == "postgres" else args.database
+    admin = admin_url(args.database)
+    if admin is not None:
+        global SCRATCH
+        SCRATCH = ScratchDatabases(admin, "bench_episodic")
     deadline = time.monotonic() + args.max_minutes * 60
     load_start = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, load average {load_start:.1f} at start")
@@ -899,7 +879,8 @@ def main() -> int:
                 print(f"Chroma server at {SERVER[0]}:{SERVER[1]}")
                 return run(args, Path(tmp), deadline, load_start)
         finally:
-            drop_scratch()
+            if SCRATCH is not None:
+                SCRATCH.drop_all()
 
 
 def run(args: argparse.Namespace, tmp: Path, deadline: float, load_start: float) -> int:

@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import sqlalchemy as sa
+from conftest import scratch_pg_database
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -28,3 +31,23 @@ def test_bench_context_smoke(tmp_path: Path) -> None:
     assert figures["named_document_found_ratio"] == 1.0  # among the 1,000 open documents of one customer
     assert figures["conversations"] == "both" and figures["earlier_conversations_ratio"] == 1.0
     assert figures["conversations_off"]["p95_ms"] > 0
+
+
+def test_bench_context_runs_on_a_postgresql_scratch_database_and_drops_it() -> None:
+    with scratch_pg_database("bench_ctx_admin") as admin:
+        args = "--customers 20 --documents 80 --cases 40 --session-lengths 10 --sessions-per-length 1"
+        args += " --builds 6 --no-spin-compare --conversations on"
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "scripts/bench_context.py"), *args.split(), "--database", admin],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        assert figures["database"] == "postgresql" and figures["over_budget_contexts"] == 0
+        assert figures["named_document_found_ratio"] == 1.0
+        engine = sa.create_engine(admin)
+        with engine.connect() as conn:
+            query = sa.text("SELECT datname FROM pg_database WHERE datname LIKE :p")
+            left = conn.execute(query, {"p": "bench_context%"})
+            assert left.all() == []  # the scratch store is dropped, as after a failed run
+        engine.dispose()
