@@ -18,6 +18,7 @@ import unicodedata
 from collections import Counter
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 MAX_QUERY_CHARS = 4_000  # a longer query is searched by its beginning (as the embedder truncates)
 MAX_QUERY_TERMS = 32  # distinct terms of a query; the rest add cost, not precision
@@ -35,9 +36,9 @@ _MONTH_NAMES = (
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _ORDINAL = r"(?:st|nd|rd|th)?"
 _DATES = (
-    (re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"), ("year", "month", "day")),
+    (re.compile(r"(\d(?<!\d\d)\d{3})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"), ("year", "month", "day")),
     (
-        re.compile(rf"(?<![\w])(\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?({_MONTH})\b\.?(?:,?\s+(\d{{4}})(?!\d))?"),
+        re.compile(rf"(\d(?<!\w\d)\d?){_ORDINAL}\s+(?:of\s+)?({_MONTH})\b\.?(?:,?\s+(\d{{4}})(?!\d))?"),
         ("day", "month", "year"),
     ),
     (
@@ -46,7 +47,7 @@ _DATES = (
     ),
 )
 _DOCUMENT = re.compile(r"(?<![^\W\d_])([^\W\d_]{2,5})[-#]?(\d{3,12})(?![\w])")
-_AMOUNT = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+)(?![\w]|[.,]\d)")
+_AMOUNT = re.compile(r"(\d(?<![\w.,]\d)(?:\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+))(?![\w]|[.,]\d)")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W\d_]+)?")
 
 _STOP_WORDS_TEXT = """a about above after again against all am an and any are aren't as at be because been
@@ -124,6 +125,17 @@ def stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=1 << 16)
+def _word_term(word: str) -> str | None:
+    """A word's term, None for a stop word or a lone letter; cached: a word stems the same
+    everywhere, and the words of a store repeat (stemming them was a fifth of tokenising)."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if word in STOP_WORDS or (len(word) == 1 and not word.isdigit()):
+        return None
+    return stem(word.replace("'", ""))
+
+
 def _blank(text: str, span: tuple[int, int]) -> str:
     return text[: span[0]] + " " * (span[1] - span[0]) + text[span[1] :]
 
@@ -146,12 +158,9 @@ def terms(text: str) -> list[str]:
         found.append((match.start(), [_amount(match.group(1))]))
         folded = _blank(folded, match.span())
     for match in _WORD.finditer(folded):
-        word = match.group(0)
-        if word.endswith("'s"):
-            word = word[:-2]
-        if word in STOP_WORDS or (len(word) == 1 and not word.isdigit()):
-            continue
-        found.append((match.start(), [stem(word.replace("'", ""))]))
+        term = _word_term(match.group(0))
+        if term is not None:
+            found.append((match.start(), [term]))
     found.sort(key=lambda item: item[0])
     return [term[:MAX_TERM_CHARS] for _, group in found for term in group]
 
