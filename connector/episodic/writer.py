@@ -57,7 +57,8 @@ MAX_TEXT = 20_000
 # Cases written per transaction in a long batch; the next chunk is embedded meanwhile. A call of 64
 # (bench_episodic's) is one chunk: on 2 cores the model needs both, so embedding a second chunk
 # beside the first one's write only slowed both (Chroma's upsert holds the GIL while its threads
-# work); chunks of 32 took 19-37% more wall time for the same calls (session 6, see the README).
+# work); chunks of 32 took 19-37% more wall time for the same calls (session 6, see the README),
+# and 15-29% more on a slower 2-core machine with the cheaper model build (session 7).
 WRITE_CHUNK = 64
 Prepared = tuple[Summary, Vectors, str]  # a case's summary, its vector, that vector's hash
 Made = tuple[dict[int, Prepared], dict[str, Counter[str]]]  # by case; term counts by summary text
