@@ -203,16 +203,21 @@ def test_a_segment_found_clean_is_not_read_again_until_its_files_change(
     reads = SegmentReads(monkeypatch)
     time.sleep(0.05)
     hnsw.scrub_segment_slack(chroma)
-    assert reads.count == 1  # read once more: it had changed just before the last check
+    # read again only if the write's own check came within 10 ms of the change (racily clean); on a
+    # loaded machine it may not have, and then the segment is already known clean
+    settled = reads.count
+    assert settled in (0, 1)
+    hnsw.scrub_segment_slack(chroma)
+    assert reads.count == settled  # checked after its files settled: not read again
 
     memory.record_case(
         "OTHER002", "Asked about INV-000002.", "Explained it."
     )  # no persist: files as they were
     hnsw.scrub_segment_slack(chroma)
-    assert reads.count == 1
+    assert reads.count == settled
 
     write_past_last_element(segment, CUSTOMER.encode())
-    assert hnsw.scrub_segment_slack(chroma) == len(CUSTOMER) and reads.count == 2
+    assert hnsw.scrub_segment_slack(chroma) == len(CUSTOMER) and reads.count == settled + 1
     assert bytes_past_last_element(chroma) == {}
 
 
