@@ -177,41 +177,6 @@ def test_the_current_session_is_left_out(conv_memory: Memory, clock: FrozenClock
     assert "s-now" in {h.session_id for h in conv_memory.recall_conversations("ABARTENDE", "Tacoma", k=5)}
 
 
-def test_the_current_sessions_postings_are_not_read(
-    conv_memory: Memory, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The lexical search reads the postings of recallable turns only: the current session's turns
-    are indexed too, and reading theirs made every recall cost more as the session grew."""
-    say(conv_memory, "s-march", "ABARTENDE", MARCH_CALL, clock)
-    say(conv_memory, "s-now", "ABARTENDE", ["Tacoma warehouse deliveries again?"] * 6, clock)
-    conv_memory.conversations.flush(FLUSH_S)
-    read: list[str] = []
-    original = lexical_index.read_postings
-
-    def logged(*args: Any) -> list[bm25.Posting]:
-        postings = original(*args)
-        read.extend(p.doc_id for p in postings)
-        return postings
-
-    monkeypatch.setattr(lexical_index, "read_postings", logged)
-    owner = session_of_turns(conv_memory, "ABARTENDE")
-
-    hits = conv_memory.recall_conversations(
-        "ABARTENDE", "Tacoma warehouse deliveries", k=2, exclude_session="s-now"
-    )
-    assert hits and read and {owner[doc] for doc in read} == {"s-march"}
-
-    read.clear()
-    assert conv_memory.recall_conversations("ABARTENDE", "Tacoma warehouse deliveries", k=2)
-    assert {owner[doc] for doc in read} == {"s-march", "s-now"}
-
-
-def session_of_turns(memory: Memory, customer: str) -> dict[str, str]:
-    with memory.engine.connect() as conn:
-        rows = conn.execute(sa.select(TURNS.c.id, TURNS.c.session_id).where(TURNS.c.customer_id == customer))
-        return {turn_id: session_id for turn_id, session_id in rows}
-
-
 OPERATOR_QUERIES = [
     '"', '""', '"unclosed phrase', "*", "ware*", "NEAR", "NEAR(tacoma warehouse)", "OR", "tacoma OR -x",
     "-", "-tacoma", ":", "dock:tacoma", "^tacoma", "(", ")", "AND NOT", "'", "%", "_", "\\", ";--",

@@ -207,8 +207,8 @@ def read_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, Mappin
     log: list[tuple[str, Mapping[str, int]]] = []
     original_read, original_score = lexical.read_postings, bm25.score
 
-    def read(conn: sa.Connection, scope: object, source: str, terms: object, *among: object) -> object:
-        postings = original_read(conn, scope, source, terms, *among)  # type: ignore[arg-type]
+    def read(conn: sa.Connection, scope: object, source: str, terms: object) -> object:
+        postings = original_read(conn, scope, source, terms)  # type: ignore[arg-type]
         log.append(("read", {p.doc_id: 0 for p in postings}))
         return postings
 

@@ -43,31 +43,19 @@ _turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
 # A candidate row is (id, session_id, seq, vector_hash, lexical_length): the hits read the first three
 # by position.
 _WITH_LENGTHS, _LENGTH = lexical.with_lengths(TURNS, TURN_SOURCE)
-
-
-def _recallable(excluding: bool) -> tuple[sa.ColumnElement[bool], ...]:
-    return (
+_CANDIDATES = {
+    excluding: sa.select(TURNS.c.id, TURNS.c.session_id, TURNS.c.seq, TURNS.c.vector_hash, _LENGTH)
+    .select_from(_WITH_LENGTHS)
+    .where(
         TURNS.c.tenant == sa.bindparam("tenant"),
         TURNS.c.customer_id == sa.bindparam("customer_id"),
         TURNS.c.occurred_at >= sa.bindparam("after"),
         TURNS.c.occurred_at <= sa.bindparam("as_of"),
         *([TURNS.c.session_id != sa.bindparam("exclude")] if excluding else []),
     )
-
-
-_CANDIDATES = {
-    excluding: sa.select(TURNS.c.id, TURNS.c.session_id, TURNS.c.seq, TURNS.c.vector_hash, _LENGTH)
-    .select_from(_WITH_LENGTHS)
-    .where(*_recallable(excluding))
     .order_by(TURNS.c.occurred_at.desc(), TURNS.c.id)
     .limit(sa.bindparam("limit"))
     for excluding in (False, True)
-}
-# The ids of every recallable turn (the candidates are the latest of them): the lexical search reads
-# only their postings, not those of the current session's turns (indexed too), which grew with its
-# length (854 postings read for 89 of the candidates beside a 500-turn session).
-_RECALLABLE_IDS = {
-    excluding: sa.select(TURNS.c.id).where(*_recallable(excluding)) for excluding in (False, True)
 }
 
 
@@ -101,10 +89,9 @@ def recall(
     window = settings.before + settings.after + 1
     search = RecallQuery(text, shared_query)  # embedded only once the customer has indexed turns
     with conv.engine.connect() as conn:
-        excluding = exclude_session is not None
         ranked = conv.ranking.rank(
-            conn, scope, _CANDIDATES[excluding], params, search, k=k * window, fusion=conv.fusion,
-            lexical_among=_RECALLABLE_IDS[excluding],
+            conn, scope, _CANDIDATES[exclude_session is not None], params, search, k=k * window,
+            fusion=conv.fusion,
         )  # fmt: skip
         chosen = _without_repeats(ranked, k, settings.before, settings.after)
         turns = _read_turns(conn, scope, chosen, cutoff)

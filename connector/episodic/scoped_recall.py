@@ -99,15 +99,12 @@ class ScopedRecall:
         k: int,
         fusion: Fusion,
         complete: bool = False,
-        lexical_among: sa.Select[Any] | None = None,
     ) -> list[tuple[Any, Fused]]:
         """The top ``k`` candidate rows (read by ``candidates`` with ``params``) with their rank.
 
         A row whose vector is missing, of another scope or not the one it wants (a write not yet
         indexed) is left out until a repair re-embeds it. ``complete``: the statement reads all the
         scope's recallable entries (no type or date filter), so the cache drops the others.
-        ``lexical_among``: the ids (bound by ``params``) of a part of the scope that holds every
-        candidate, whose postings alone are read (:func:`connector.lexical.index.search`).
         """
         result = conn.execute(candidates, params)
         at = _Columns.of(list(result.keys()))
@@ -122,7 +119,7 @@ class ScopedRecall:
             return []
         # Columns by position: a Row's attribute lookup costs ten times its index, per row.
         lengths = {i: r[at.length] for i, r in zip(ids, rows, strict=True) if r[at.length] is not None}
-        scored = lexical.search(conn, scope, self.lexical_source, query.terms, lengths, lexical_among, params)
+        scored = lexical.search(conn, scope, self.lexical_source, query.terms, lengths)
         entry_keys = [r.doc_keys for r in rows] if query.doc_keys else [()] * len(rows)
         ranked = fuse(
             query.vector.result(), matrix, [scored.get(i) for i in ids], entry_keys, query.doc_keys,

@@ -47,20 +47,13 @@ def _scope_of(source: str) -> tuple[sa.ColumnElement[bool], ...]:
     )
 
 
-def _postings_statement(source: str, among: sa.Select[Any] | None) -> sa.Select[Any]:
-    statement = sa.select(POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf).where(
+def _postings_statement(source: str) -> sa.Select[Any]:
+    return sa.select(POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf).where(
         *_scope_of(source), POSTINGS.c.term.in_(sa.bindparam("terms", expanding=True))
     )
-    if among is None:
-        return statement
-    # Matched as an expression, not the bare column: SQLite then reads each term's key range and
-    # checks every posting against the list; with the bare column it seeks each (term, id) pair.
-    # The order is the key's, as the plain read gives it (BM25 adds up in posting order).
-    doc_id = sa.func.coalesce(POSTINGS.c.doc_id, "")
-    return statement.where(doc_id.in_(among)).order_by(POSTINGS.c.term, POSTINGS.c.doc_id)
 
 
-_POSTINGS: dict[tuple[str, sa.Select[Any] | None], sa.Select[Any]] = {}
+_POSTINGS: dict[str, sa.Select[Any]] = {}
 LENGTH = "lexical_length"  # the label of :func:`with_lengths`' column in a candidate row
 
 
@@ -161,44 +154,21 @@ def delete_source_scope(conn: sa.Connection, scope: Scope, source: str) -> None:
     )
 
 
-def read_postings(
-    conn: sa.Connection,
-    scope: Scope,
-    source: str,
-    terms: Sequence[str],
-    among: sa.Select[Any] | None = None,
-    among_params: Mapping[str, Any] | None = None,
-) -> list[Posting]:
-    """The scope's postings of ``terms``; with ``among`` (a statement of document ids, bound by
-    ``among_params``), only those of its documents."""
+def read_postings(conn: sa.Connection, scope: Scope, source: str, terms: Sequence[str]) -> list[Posting]:
+    """The scope's postings of ``terms``."""
     if not terms:
         return []
-    statement = _POSTINGS.get((source, among))
+    statement = _POSTINGS.get(source)
     if statement is None:
-        statement = _POSTINGS[(source, among)] = _postings_statement(source, among)
-    params = {
-        **(among_params or {}),
-        "tenant": scope.tenant,
-        "customer_id": scope.customer_id,
-        "terms": list(terms),
-    }
+        statement = _POSTINGS[source] = _postings_statement(source)
+    params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "terms": list(terms)}
     # fetched at once: 2x cheaper per row
     return [Posting(doc_id, term, tf) for doc_id, term, tf in conn.execute(statement, params).all()]
 
 
 def search(
-    conn: sa.Connection,
-    scope: Scope,
-    source: str,
-    terms: Sequence[str],
-    lengths: Mapping[str, int],
-    among: sa.Select[Any] | None = None,
-    among_params: Mapping[str, Any] | None = None,
+    conn: sa.Connection, scope: Scope, source: str, terms: Sequence[str], lengths: Mapping[str, int]
 ) -> dict[str, LexicalScore]:
     """BM25 of the scope's candidates (``lengths``: the documents that may be returned, with their
-    lengths as :func:`with_lengths` read them) for the query ``terms``.
-
-    ``among``: the ids of a part of the scope that holds every candidate, when the scope holds many
-    documents no recall returns (see :func:`read_postings`): only their postings are read."""
-    postings = read_postings(conn, scope, source, terms, among, among_params)
-    return bm25.score(postings, lengths, query_terms=terms)
+    lengths as :func:`with_lengths` read them) for the query ``terms``."""
+    return bm25.score(read_postings(conn, scope, source, terms), lengths, query_terms=terms)
