@@ -43,9 +43,7 @@ import sqlalchemy as sa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))  # its helpers, also when loaded by path (the smoke tests)
 
-from _scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
 
 from connector.clock import FrozenClock  # noqa: E402
 from connector.context import ContextBuilder  # noqa: E402
@@ -62,6 +60,7 @@ from connector.facts.scope import FactScope  # noqa: E402
 from connector.facts.store import EXPLICIT_CATEGORY, FactInput, store_fact  # noqa: E402
 from connector.memory import Memory  # noqa: E402
 from connector.settings import ChromaSettings, ConversationSettings, Settings  # noqa: E402
+from connector.testing.scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
 from connector.tokens import count_tokens  # noqa: E402
 from connector.working import NewTurn  # noqa: E402
 

@@ -61,9 +61,7 @@ import sqlalchemy as sa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))  # its helpers, also when loaded by path (the smoke tests)
 
-from _scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
 
 from connector.clock import FrozenClock  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
@@ -78,6 +76,7 @@ from connector.lexical.tables import CASE_SOURCE, DOCS  # noqa: E402
 from connector.memory import Memory  # noqa: E402
 from connector.scope import Scope  # noqa: E402
 from connector.settings import ChromaSettings, RetentionSettings, Settings  # noqa: E402
+from connector.testing.scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CUSTOMERS = 10_000  # of the synthetic stores up to 100k entries (see customers_for)

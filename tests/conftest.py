@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ from connector.db.engine import create_db_engine, dispose_engines
 from connector.db.migrate import upgrade_to_head
 from connector.schema import metadata
 from connector.settings import Settings
+from connector.testing.scratch_db import ScratchDatabases
 
 pytest_plugins = ["chroma_fixtures", "kinds", "llm_stub", "connector.testing.pytest_plugin"]
 
@@ -86,23 +86,14 @@ def scratch_pg_database(prefix: str) -> Iterator[str]:
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
-    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    scratch = ScratchDatabases(PG_ADMIN_URL, prefix)
+    url = scratch.create()
     try:
-        yield admin_url.set(database=name).render_as_string(hide_password=False)
+        yield url
     finally:
         dispose_engines()
-        with admin.connect() as conn:
-            conn.execute(
-                sa.text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                    " WHERE datname = :n AND pid <> pg_backend_pid()"
-                ),
-                {"n": name},
-            )
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
-        admin.dispose()
+        scratch.drop_all()
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,8 @@
-"""Scratch PostgreSQL databases for the benchmarks: created on the server, dropped afterwards.
+"""Scratch PostgreSQL databases: created on the server, dropped afterwards.
 
-``--database postgres`` (or an admin URL) makes a benchmark measure on a real PostgreSQL server
-instead of SQLite, each store in a database of its own that nothing else touches, dropped when the
-run ends (its connections terminated first, so a failed run leaves nothing behind either).
+The test suite's PostgreSQL fixtures and the benchmarks' ``--database postgres`` (or an admin URL)
+give each store a database of its own that nothing else touches, dropped when the test or the run
+ends (its other connections terminated first, so a failed run leaves nothing behind either).
 """
 
 from __future__ import annotations
