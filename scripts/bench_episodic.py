@@ -190,11 +190,16 @@ class TimedEmbed:
 
 
 # Quality --------------------------------------------------------------------------------------------
+# The baselines are the plain signals: the cosine alone (no centring) and BM25 alone. "dense centred"
+# is an ablation: the hybrid's dense side alone (the cosine less the scope's common component), to
+# show how much of the hybrid's lead comes from the centring and how much from the fusion.
 METHODS = {
-    "dense": Fusion(method="dense"),
+    "dense": Fusion(method="dense", centring=0.0),
     "lexical": Fusion(method="lexical"),
+    "dense centred": Fusion(method="dense"),
     "hybrid": Fusion(),
 }
+SINGLE_SIGNALS = ("dense", "lexical", "dense centred")
 
 
 class LabelledSet:
@@ -388,15 +393,16 @@ def paired(first: list[int], second: list[int], k: int) -> tuple[int, int, float
 
 
 def against_single_signals(methods: dict[str, Any]) -> dict[str, dict[str, dict[str, list[float]]]]:
-    """Per question kind, the hybrid against dense and against lexical on the same questions:
-    [won, lost, p] at each k of ``PAIRED_KS`` (see :func:`paired`)."""
+    """Per question kind, the hybrid against each single signal of ``SINGLE_SIGNALS`` measured on
+    the same questions: [won, lost, p] at each k of ``PAIRED_KS`` (see :func:`paired`)."""
     hybrid = methods["hybrid"]["ranks"]
+    singles = [single for single in SINGLE_SIGNALS if single in methods]
     return {
         kind: {
             single: {
                 f"r{k}": list(paired(hybrid[kind], methods[single]["ranks"][kind], k)) for k in PAIRED_KS
             }
-            for single in ("dense", "lexical")
+            for single in singles
         }
         for kind in hybrid
     }
@@ -479,16 +485,21 @@ def print_quality(results: dict[str, Any]) -> None:
 
 def print_paired(comparison: dict[str, dict[str, dict[str, list[float]]]]) -> None:
     print("  hybrid against each single signal on the same questions: won/lost (exact McNemar p)")
-    columns = [f"vs {single} r@{k}" for single in ("dense", "lexical") for k in PAIRED_KS]
-    print(f"  {'kind':<12} " + " ".join(f"{c:>20}" for c in columns))
+    singles = next(iter(comparison.values()))
+    columns = [f"vs {single} r@{k}" for single in singles for k in PAIRED_KS]
+    print(f"  {'kind':<12} " + " ".join(f"{c:>22}" for c in columns))
     for kind, sides in comparison.items():
         cells = [f"+{w}/-{lost} (p {p:.2f})" for side in sides.values() for w, lost, p in side.values()]
-        print(f"  {kind:<12} " + " ".join(f"{c:>20}" for c in cells))
+        print(f"  {kind:<12} " + " ".join(f"{c:>22}" for c in cells))
 
 
 def calibrate(workdir: Path) -> None:
     """The fusion candidates on every set (what the defaults in connector.episodic.fusion were chosen on)."""
-    fusions = {"dense only": Fusion(method="dense"), "lexical only": Fusion(method="lexical")}
+    fusions = {"dense only": Fusion(method="dense", centring=0.0), "lexical only": Fusion(method="lexical")}
+    for share in (0.0, 0.3, 0.7):
+        fusions[f"centring {share:g}"] = Fusion(centring=share)
+    for scope in (20.0, 100.0):
+        fusions[f"centring scope {scope:g}"] = Fusion(centring_scope=scope)
     for k in (10, 60):
         fusions[f"rrf k={k:g}"] = Fusion(method="rrf", rrf_k=k)
     fusions["max-norm w=0.3"] = Fusion(normalise="max", lexical_weight=0.3, value_weight=0.3)

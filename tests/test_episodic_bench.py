@@ -74,7 +74,7 @@ def test_quality_reports_every_method_per_question_kind(tmp_path: Path) -> None:
     assert bench.ingest(episodic, labelled)["statuses"] == {"created": 3}
     owner = {c.case_key: c.scope.customer_id for c in cases}
     result = {name: bench.evaluate(episodic, labelled, owner, f) for name, f in bench.METHODS.items()}
-    assert set(result) == {"dense", "lexical", "hybrid"}
+    assert set(result) == {"dense", "lexical", "dense centred", "hybrid"}
     assert result["hybrid"]["date"]["r1"] == 1.0 and result["hybrid"]["all"]["r10"] == 1.0
     assert result["lexical"]["paraphrase"]["r10"] == 0.0  # no word in common: only the dense side finds it
     assert all(r["leaks"] == 0 for r in result.values())

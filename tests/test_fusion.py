@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from connector.episodic.fusion import Fusion, fuse
+from connector.episodic.fusion import Fused, Fusion, fuse
 from connector.lexical import bm25
 from connector.lexical.bm25 import LexicalScore, Posting
 
@@ -195,3 +195,39 @@ def test_a_match_on_a_small_share_of_the_question_counts_less_than_the_dense_sid
     cosines = [0.52, 0.54, *[0.20 + 0.01 * i for i in range(29)]]
     assert ranked(cosines, lexical)[0] == 1
     assert ranked(cosines, lexical, Fusion(coverage=0.0))[0] == 0
+
+
+def scope_with_small_talk(small_talk: int) -> tuple[np.ndarray, np.ndarray]:
+    """A query naming a speaker, ``small_talk`` turns of that speaker's small talk (close to the
+    query only through the name they share), and one turn that answers it (index 0)."""
+    name, answer, chatter = np.eye(3, dtype=np.float32)
+    query = 0.8 * name + 0.6 * answer
+    rows = [0.2 * name + 0.98 * answer] + [0.99 * name + 0.141 * chatter] * small_talk
+    return query / np.linalg.norm(query), np.asarray([r / np.linalg.norm(r) for r in rows])
+
+
+def test_the_turn_that_answers_outranks_small_talk_that_shares_only_the_speakers_name() -> None:
+    query, vectors = scope_with_small_talk(60)
+    lexical: list[LexicalScore | None] = [None] * len(vectors)
+
+    def top(fusion: Fusion) -> Fused:
+        return fuse(query, vectors, lexical, [()] * len(vectors), set(), k=5, threshold=0.3, fusion=fusion)[0]
+
+    assert top(Fusion(centring=0.0)).index != 0  # the plain cosine: the small talk (0.79 against 0.75)
+    found = top(Fusion())
+    assert found.index == 0
+    # the hit shows the plain cosine, not the centred score that ranked it
+    assert found.dense == pytest.approx(float(vectors[0] @ query), abs=1e-6)
+    assert top(Fusion(method="dense")).index == 0  # the dense side alone is centred too
+
+
+def test_centring_fades_with_few_candidates_and_never_cuts_by_itself() -> None:
+    query, vectors = scope_with_small_talk(3)  # the mean is mostly the candidates themselves
+    lexical: list[LexicalScore | None] = [None] * len(vectors)
+    hits = fuse(query, vectors, lexical, [()] * len(vectors), set(), k=5, threshold=0.7, fusion=Fusion())
+    # every candidate above the threshold by its plain cosine is kept, whatever its centred score
+    assert sorted(h.index for h in hits) == [0, 1, 2, 3]
+    plain = fuse(
+        query, vectors, lexical, [()] * len(vectors), set(), k=5, threshold=0.7, fusion=Fusion(centring=0.0)
+    )
+    assert [h.index for h in hits] == [h.index for h in plain]  # 4 candidates: strength 0.04, order kept

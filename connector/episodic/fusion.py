@@ -8,7 +8,12 @@ z(cosine)``, each signal standardised over the scope's candidates (z-score), wit
 or document number the query names: such a value tells look-alike turns apart (the same event with
 another amount or date), which the embedding cannot see. ``normalise="max"`` is the previous
 ``w * bm25 / max bm25 + (1 - w) * cosine``; ``rrf`` — reciprocal rank fusion, ``1/(k + dense
-rank) + 1/(k + lexical rank)``; ``dense`` and ``lexical`` rank by one signal alone (baselines).
+rank) + 1/(k + lexical rank)``; ``dense`` and ``lexical`` rank by one signal alone (baselines;
+the plain cosine is ``Fusion(method="dense", centring=0)``).
+The dense side is centred (session 8, ``centring``): each candidate's cosine less half its cosine
+to the scope's mean vector (less with few candidates), so the entries most typical of the scope (a
+speaker's small talk, which a question naming the speaker embeds close to) stop outranking the one
+that says what was asked (see :func:`_cosines`).
 Why z-scores: a cosine's spread within one customer is small (0.2-0.6) and differs per query, a
 BM25 score has no fixed scale, and dividing by the maximum lets one strong lexical match flatten the
 dense side; standardising puts both on "how far above this scope's usual candidate". The lexical
@@ -82,6 +87,9 @@ class Fusion:
     value_bonus: float = 1.0  # added to the fused score of a candidate holding a value the query names
     coverage: float = 0.3  # the lexical weight is full once the best candidate holds this share of the
     # query's content weight (its terms' idf, shared terms left out), proportionally less below
+    centring: float = 0.5  # the share of each candidate's similarity to the scope's centroid taken off
+    # its cosine before ranking (0: plain cosine), scaled by n / (n + centring_scope) for n candidates
+    centring_scope: float = 50.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,9 +225,9 @@ def fuse(
     if n == 0:
         return []
     if query_vector is None:
-        dense = [0.0] * n
+        dense = ranking = [0.0] * n
     else:
-        dense = (np.asarray(vectors) @ np.asarray(query_vector).reshape(-1)).tolist()
+        dense, ranking = _cosines(np.asarray(vectors), np.asarray(query_vector).reshape(-1), fusion)
     parts = [s or _NO_MATCH for s in lexical]
     lex = [p.score for p in parts]
     held = Counter(chain.from_iterable(part.terms for part in parts))
@@ -228,7 +236,7 @@ def fuse(
     weight = (
         _lexical_weight(fusion, parts, held, shared, query_weight) if fusion.method == "weighted" else 0.0
     )
-    fused = _fused_scores(dense, lex, fusion, weight=weight, query_weight=query_weight)
+    fused = _fused_scores(ranking, lex, fusion, weight=weight, query_weight=query_weight)
     bonus = _value_bonus(parts, held, fusion)
     if bonus is not None:
         fused = [f + b for f, b in zip(fused, bonus, strict=True)]
@@ -246,7 +254,7 @@ def fuse(
     shown = fused
     hedged_question = fusion.hedge and (fusion.hedge_yes_no or not yes_no)
     if fusion.method == "weighted" and hedged_question and query_vector is not None:
-        debiased = _without_shared_terms(dense, parts, shared)
+        debiased = _without_shared_terms(ranking, parts, shared)
         if debiased is not None:
             hedged = _fused_scores(debiased, lex, fusion, weight=weight, query_weight=query_weight)
             if bonus is not None:
@@ -257,6 +265,32 @@ def fuse(
     return [
         Fused(i, float(shown[i]), float(dense[i]), float(lex[i]), parts[i].terms, named[i]) for i in kept[:k]
     ]
+
+
+def _cosines(matrix: np.ndarray, query: np.ndarray, fusion: Fusion) -> tuple[list[float], list[float]]:
+    """Each candidate's cosine to the query, and the score the ranking uses: the cosine less
+    ``centring`` (scaled by the scope's size) times the candidate's cosine to the scope's centroid.
+
+    Why: the turns of one conversation, or the cases of one customer, share a direction (the
+    speakers' names, the greetings and small talk, the customer's products) that every query
+    naming them shares too, so the plain cosine ranks the most typical entries first whatever was
+    asked ("Caroline: Not much, just the usual routine" for "What musical things has Caroline done?").
+    Taking off each entry's closeness to the scope's mean keeps what is specific to it (the
+    common-component removal of "all-but-the-top", and the hubness correction of CSLS). With a
+    few candidates the mean is mostly the candidates themselves, hence the scaling by n / (n +
+    ``centring_scope``). The threshold and the hit's ``dense`` part stay the plain cosine."""
+    n = len(matrix)
+    strength = fusion.centring * n / (n + fusion.centring_scope) if fusion.centring > 0 else 0.0
+    if strength == 0.0 or n < 2:
+        cosines: list[float] = (matrix @ query).tolist()
+        return cosines, cosines
+    centroid = matrix.mean(axis=0)
+    norm = float(np.linalg.norm(centroid))
+    if norm == 0.0:
+        cosines = (matrix @ query).tolist()
+        return cosines, cosines
+    both = matrix @ np.stack([query, centroid / norm], axis=1)
+    return both[:, 0].tolist(), (both[:, 0] - strength * both[:, 1]).tolist()
 
 
 def _value_bonus(parts: Sequence[LexicalScore], held: Counter[str], fusion: Fusion) -> list[float] | None:
