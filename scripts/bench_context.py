@@ -663,6 +663,7 @@ def run(args: argparse.Namespace, scratch: ScratchDatabases | None) -> int:
         "sections_p95_ms": {k: v["p95"] for k, v in figures["sections_ms"].items()},
         "builds": args.builds,
         "database": database.lower(),
+        "scratch_databases": list(scratch.names) if scratch is not None else [],  # dropped on exit
         "budget": args.budget,
         "customers": args.customers,
         "documents": args.documents,

@@ -45,9 +45,11 @@ def test_bench_context_runs_on_a_postgresql_scratch_database_and_drops_it() -> N
         figures = json.loads(done.stdout.strip().splitlines()[-1])
         assert figures["database"] == "postgresql" and figures["over_budget_contexts"] == 0
         assert figures["named_document_found_ratio"] == 1.0
+        made = figures["scratch_databases"]
+        assert len(made) == 1 and made[0].startswith("bench_context_")
         engine = sa.create_engine(admin)
         with engine.connect() as conn:
-            query = sa.text("SELECT datname FROM pg_database WHERE datname LIKE :p")
-            left = conn.execute(query, {"p": "bench_context%"})
-            assert left.all() == []  # the scratch store is dropped, as after a failed run
+            # its own scratch store only: another bench run may hold one of its own meanwhile
+            query = sa.text("SELECT datname FROM pg_database WHERE datname = :n")
+            assert conn.execute(query, {"n": made[0]}).all() == []  # dropped, as after a failed run
         engine.dispose()
