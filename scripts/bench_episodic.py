@@ -78,6 +78,10 @@ from connector.scope import Scope  # noqa: E402
 from connector.settings import ChromaSettings, RetentionSettings, Settings  # noqa: E402
 from connector.testing.scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "scripts"))  # its helper module, also when loaded by path
+from _turn_quality import chat_set as chat_turns  # noqa: E402
+from _turn_quality import turn_quality  # noqa: E402
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CUSTOMERS = 10_000  # of the synthetic stores up to 100k entries (see customers_for)
 HISTORY_AT_100K = 10  # entries per customer at 100k, kept above it
@@ -453,6 +457,9 @@ def quality(workdir: Path, fusions: dict[str, Fusion] | None = None) -> dict[str
         }
         if key == "erp" and fusions is None:
             results[key]["scores"] = threshold_scores(memory, labelled)
+    results["turns"] = turn_quality(
+        new_memory(workdir / "turns", retention_days=800), *chat_turns(ROOT), fusions or METHODS
+    )
     return results
 
 
@@ -462,10 +469,14 @@ def print_quality(results: dict[str, Any]) -> None:
             f"Quality, {r['name']}: {r['cases']} cases, {r['customers']} customers, {r['queries']} questions"
         )
         ing = r["ingest"]
-        print(
-            f"  ingest {ing['cases_per_s']} cases/s wall, {ing['cases_per_cpu_s']} per CPU-second (default "
-            f"embedder, batches of 64): {ing['s']} s, embedding {ing['embed_s']} s of it; {ing['statuses']}"
-        )
+        if "turns_per_s" in ing:
+            print(f"  recorded and indexed in {ing['seconds']} s ({ing['turns_per_s']} turns/s)")
+        else:
+            print(
+                f"  ingest {ing['cases_per_s']} cases/s wall, {ing['cases_per_cpu_s']} per CPU-second "
+                f"(default embedder, batches of 64): {ing['s']} s, embedding {ing['embed_s']} s of it; "
+                f"{ing['statuses']}"
+            )
         kinds = [k for k in next(iter(r["methods"].values())) if k not in ("leaks", "ranks")]
         print(f"  {'kind':<12} " + " ".join(f"{m:>25}" for m in r["methods"]))
         print(f"  {'':<12} " + " ".join(f"{'r@1  r@5  r@10  MRR':>25}" for _ in r["methods"]))
@@ -475,6 +486,13 @@ def print_quality(results: dict[str, Any]) -> None:
                 f = m[kind]
                 cells.append(f"{f['r1']:.3f} {f['r5']:.3f} {f['r10']:.3f} {f['mrr']:.3f}")
             print(f"  {kind:<12} " + " ".join(f"{c:>25}" for c in cells))
+        if "turn_r5" in next(iter(r["methods"].values()))["all"]:
+            print(
+                "  (a rank is the first hit whose window of neighbouring turns shows the evidence; the "
+                "evidence turn itself among the top 5 hits: "
+                + ", ".join(f"{n} {m['all']['turn_r5']:.3f}" for n, m in r["methods"].items())
+                + ")"
+            )
         print(
             "  leaks (hits of another customer): "
             + ", ".join(f"{n} {m['leaks']}" for n, m in r["methods"].items())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -94,3 +95,35 @@ def test_paired_p_value_is_the_exact_two_sided_binomial_of_the_split() -> None:
     assert paired([1] * 3 + [0] * 5, [0] * 3 + [1] * 5, 5) == (3, 5, 0.727)
     won_lost_p = paired([1] * 4 + [0] * 4, [0] * 4 + [1] * 4, 5)
     assert won_lost_p == (4, 4, 1.0)
+
+
+def test_past_conversation_quality_counts_the_evidence_a_hit_window_shows(tmp_path: Path) -> None:
+    bench = load_bench()
+    turn_quality = sys.modules["_turn_quality"].turn_quality
+
+    def turn(conversation: str, session: int, n: int, speaker: str, text: str) -> dict[str, object]:
+        turn_id = f"{conversation}:{n}"
+        return {"conversation": conversation, "session": session, "speaker": speaker, "turn_id": turn_id,
+                "text": f"{speaker}: {text}"}  # fmt: skip
+
+    turns = [
+        turn("C1", 1, 1, "Ana", "my kayak flipped on the lake"),
+        turn("C1", 1, 2, "Bo", "oh no, the lake was cold then"),
+        turn("C1", 2, 3, "Ana", "I baked bread for the neighbours"),
+        turn("C2", 1, 1, "Cy", "my kayak is brand new"),
+    ]
+    questions = [
+        {
+            "conversation": "C1",
+            "question": "What happened with the kayak?",
+            "evidence": ["C1:1"],
+            "kind": "a",
+        },
+        {"conversation": "C1", "question": "Who baked bread?", "evidence": ["C1:3"], "kind": "b"},
+    ]
+    result = turn_quality(bench.new_memory(tmp_path, retention_days=800), turns, questions, bench.METHODS)
+    assert result["cases"] == 4 and result["queries"] == 2
+    assert set(result["methods"]) == set(bench.METHODS)
+    hybrid = result["methods"]["hybrid"]
+    assert hybrid["all"]["r5"] == 1.0  # each evidence turn is a hit or the neighbour of one
+    assert all(m["leaks"] == 0 for m in result["methods"].values())  # C2's kayak is never a hit of C1
