@@ -152,16 +152,52 @@ def test_a_hit_inside_a_better_hits_window_is_not_repeated(conv_memory: Memory, 
     assert len(shown) == len(set(shown))
 
 
-def test_identical_turn_texts_are_distinct_turns(conv_memory: Memory, clock: FrozenClock) -> None:
-    for session in ("s-1", "s-2"):
+def test_identical_turn_texts_are_one_hit_that_lists_its_repeats(
+    conv_memory: Memory, clock: FrozenClock
+) -> None:
+    for session in ("s-1", "s-2", "s-3"):
         conv_memory.record_turn(session, "ABARTENDE", "user", "Please resend the statement for March.")
         clock.sleep(3600)
+    conv_memory.record_turn("s-4", "ABARTENDE", "user", "Please resend the statement for April too.")
     conv_memory.conversations.flush(FLUSH_S)
 
-    hits = conv_memory.recall_conversations("ABARTENDE", "resend the March statement", k=2)
+    hits = conv_memory.recall_conversations("ABARTENDE", "resend the March statement", k=3)
 
-    assert sorted(h.session_id for h in hits) == ["s-1", "s-2"]
-    assert conv_memory.conversations.stats()["indexed_turns"] == 2
+    # one sentence said in three sessions takes one place, not three: the April request is found too
+    assert [h.turn.content for h in hits].count("Please resend the statement for March.") == 1
+    assert "Please resend the statement for April too." in [h.turn.content for h in hits]
+    march = next(h for h in hits if h.turn.content.endswith("March."))
+    # the other two sessions are still seen, oldest first, each its own turn
+    assert len(march.repeats) == 2 and {t.session_id for t in (march.turn, *march.repeats)} == {
+        "s-1",
+        "s-2",
+        "s-3",
+    }
+    assert [t.created_at for t in march.repeats] == sorted(t.created_at for t in march.repeats)
+    assert all(t.content == march.turn.content for t in march.repeats)
+    assert conv_memory.conversations.stats()["indexed_turns"] == 4
+
+
+def test_the_context_and_mcp_say_how_often_the_same_words_were_said(
+    conv_memory: Memory, clock: FrozenClock
+) -> None:
+    from connector.mcp_server.guard import ServedScope
+    from connector.mcp_server.tools import MemoryTools
+
+    seed_erp(conv_memory)
+    for session in ("s-1", "s-2", "s-3"):
+        conv_memory.record_turn(session, "ABARTENDE", "user", "Please resend the statement for March.")
+        clock.sleep(86_400)
+    conv_memory.conversations.flush(FLUSH_S)
+
+    context = conv_memory.build_context("ABARTENDE", "resend the March statement").text
+    recalled = MemoryTools(conv_memory, ServedScope.from_settings(conv_memory.settings)).recall_conversations(
+        "ABARTENDE", "resend the March statement", k=3
+    )
+
+    assert context.count("Please resend the statement for March.") == 1
+    assert "the same words 2 more time(s): 2026-03-0" in context
+    assert "(the same words in 2 other turn(s): session s-" in recalled.content[0].text  # type: ignore[union-attr]
 
 
 def test_the_current_session_is_left_out(conv_memory: Memory, clock: FrozenClock) -> None:

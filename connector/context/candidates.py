@@ -381,6 +381,15 @@ def _window_line(turn: Turn, *, hit: bool) -> str:
     return f"[turn {turn.seq}, {turn.created_at:%Y-%m-%d %H:%M}, {who}{mark}] {text}"
 
 
+def _repeated(hit: TurnHit) -> str:
+    """How often else the same words were said (the repeats are not hits of their own)."""
+    if not hit.repeats:
+        return ""
+    dates = sorted({f"{t.created_at:%Y-%m-%d}" for t in hit.repeats})
+    shown = ", ".join(dates[:3]) + (", ..." if len(dates) > 3 else "")
+    return f"; the same words {len(hit.repeats)} more time(s): {shown}"
+
+
 def conversation_items(hits: Sequence[TurnHit]) -> list[Candidate]:
     """One item per hit of an earlier session: a dated head of ours, then the hit with its
     neighbours quoted as data (turn texts are the customer's and the agent's words)."""
@@ -389,7 +398,7 @@ def conversation_items(hits: Sequence[TurnHit]) -> list[Candidate]:
         t = h.turn
         head = (
             f"{t.created_at:%Y-%m-%d} (session {one_line(t.session_id, 64)}, turn {t.seq}, "
-            f"similarity {h.score:.2f}):"
+            f"similarity {h.score:.2f}{_repeated(h)}):"
         )
         body = "\n".join(_window_line(w, hit=w is t) for w in h.window)
         source = f"conversation:{t.session_id}#{t.seq}"

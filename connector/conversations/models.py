@@ -20,7 +20,9 @@ class TurnHit:
     ``conversations.before`` / ``after``). As in :class:`~connector.episodic.models.CaseHit`:
     ``score`` is the dense (cosine) similarity, ``lexical_score`` the turn's BM25 score within the
     customer's indexed turns, ``matched_terms`` the query terms it contains and ``fused_score``
-    what the two fused into.
+    what the two fused into. ``repeats``: turns among the ranked candidates that say word for word
+    what this one says (another session, or later in this one), oldest first, without neighbours:
+    they are not hits of their own.
     """
 
     turn_id: str
@@ -31,6 +33,7 @@ class TurnHit:
     matched_terms: tuple[str, ...]
     before: tuple[Turn, ...] = ()
     after: tuple[Turn, ...] = ()
+    repeats: tuple[Turn, ...] = ()  # lower-ranked turns with the same words (oldest first), not hits
 
     @property
     def session_id(self) -> str:

@@ -40,7 +40,7 @@ _END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
 _session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
 _turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
 
-# A candidate row is (id, session_id, seq, vector_hash, lexical_length): the hits read the first three
+# A candidate row is (id, session_id, seq, vector_hash, lexical_length): the hits read the first four
 # by position.
 _WITH_LENGTHS, _LENGTH = lexical.with_lengths(TURNS, TURN_SOURCE)
 _CANDIDATES = {
@@ -96,7 +96,7 @@ def recall(
         chosen = _without_repeats(ranked, k, settings.before, settings.after)
         turns = _read_turns(conn, scope, chosen, cutoff)
     hits = []
-    for row, fused, before, after in chosen:
+    for row, fused, before, after, repeats in chosen:
         turn_id, session_id, seq = row[:3]  # (id, session_id, seq, ...) as _CANDIDATES selects them
         own = turns.get((session_id, seq))
         if own is None:  # erased or past retention meanwhile
@@ -111,29 +111,47 @@ def recall(
                 matched_terms=fused.matched_terms,
                 before=tuple(turns[(session_id, s)] for s in before if (session_id, s) in turns),
                 after=tuple(turns[(session_id, s)] for s in after if (session_id, s) in turns),
+                repeats=tuple(sorted((turns[p] for p in repeats if p in turns), key=_oldest_first)),
             )
         )
     return hits
 
 
-Chosen = tuple[Any, Fused, list[int], list[int]]
+def _oldest_first(turn: Turn) -> tuple[datetime, str, int]:
+    return turn.created_at, turn.session_id, turn.seq
+
+
+Chosen = tuple[Any, Fused, list[int], list[int], list[tuple[str, int]]]
 
 
 def _without_repeats(ranked: Sequence[tuple[Any, Fused]], k: int, before: int, after: int) -> list[Chosen]:
-    """The top ``k`` hits, each with the neighbour turn numbers no better hit already shows."""
+    """The top ``k`` hits, each with the neighbour turn numbers no better hit already shows, and
+    the (session, turn number) of the lower-ranked turns that say word for word what it says.
+
+    A turn that a better hit shows (as the hit or a neighbour) is not a hit again. Nor is a turn
+    with the same embedded text (the same vector hash) as a better hit: small talk repeated across
+    sessions ("Yes! Exactly what I was thinking.") would otherwise fill several of the ``k`` places
+    with one sentence; the better hit lists it among its repeats instead (a request made in two
+    sessions is still seen twice)."""
     shown: dict[str, set[int]] = {}
+    said: dict[str, list[tuple[str, int]]] = {}
     chosen: list[Chosen] = []
     for row, fused in ranked:
-        session_id, seq = row[1], row[2]  # by position: a Row's attribute lookup is slow
+        session_id, seq, text_hash = row[1], row[2], row[3]  # by position: a Row's attribute lookup is slow
         seen = shown.setdefault(session_id, set())
         if seq in seen:
             continue
+        if text_hash in said:
+            said[text_hash].append((session_id, seq))
+            continue
+        if len(chosen) == k:
+            continue  # only repeats of the chosen hits are still wanted
+        repeats: list[tuple[str, int]] = []
+        said[text_hash] = repeats
         lower = [s for s in range(max(1, seq - before), seq) if s not in seen]
         upper = [s for s in range(seq + 1, seq + after + 1) if s not in seen]
         seen.update((*lower, seq, *upper))
-        chosen.append((row, fused, lower, upper))
-        if len(chosen) == k:
-            break
+        chosen.append((row, fused, lower, upper, repeats))
     return chosen
 
 
@@ -165,7 +183,10 @@ def _read_turns(
     conn: sa.Connection, scope: Scope, chosen: Sequence[Chosen], cutoff: datetime
 ) -> dict[tuple[str, int], Turn]:
     """The hits' turns and their neighbours, each from its own session of this scope."""
-    wanted = sorted({(row[1], seq) for row, _, lower, upper in chosen for seq in (*lower, row[2], *upper)})
+    wanted = sorted(
+        {(row[1], seq) for row, _, lower, upper, _ in chosen for seq in (*lower, row[2], *upper)}
+        | {pair for *_, repeats in chosen for pair in repeats}
+    )
     if not wanted:
         return {}
     params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "after": cutoff, "turns": wanted}

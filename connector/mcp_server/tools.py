@@ -216,6 +216,10 @@ class MemoryTools:
                 for t in hit.window:
                     mark = ", matched" if t is hit.turn else ""
                     lines.append(f"> [turn {t.seq}, {t.role}{mark}] {one_line(t.content, 600)}")
+                if hit.repeats:
+                    where = ", ".join(f"session {t.session_id} turn {t.seq}" for t in hit.repeats[:5])
+                    more = ", ..." if len(hit.repeats) > 5 else ""
+                    lines.append(f"(the same words in {len(hit.repeats)} other turn(s): {where}{more})")
                 blocks.append("\n".join(lines))
             return _result("\n\n".join(blocks) or "no earlier conversations found", {"turns": hits})
 
