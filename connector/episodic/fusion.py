@@ -289,8 +289,9 @@ def _cosines(matrix: np.ndarray, query: np.ndarray, fusion: Fusion) -> tuple[lis
     if norm == 0.0:
         cosines = (matrix @ query).tolist()
         return cosines, cosines
-    both = matrix @ np.stack([query, centroid / norm], axis=1)
-    return both[:, 0].tolist(), (both[:, 0] - strength * both[:, 1]).tolist()
+    # two matrix-vector products: one (n, 384) x (384, 2) product took three times as long
+    plain = matrix @ query
+    return plain.tolist(), (plain - (strength / norm) * (matrix @ centroid)).tolist()
 
 
 def _value_bonus(parts: Sequence[LexicalScore], held: Counter[str], fusion: Fusion) -> list[float] | None:
