@@ -278,20 +278,24 @@ def _cosines(matrix: np.ndarray, query: np.ndarray, fusion: Fusion) -> tuple[lis
     Taking off each entry's closeness to the scope's mean keeps what is specific to it (the
     common-component removal of "all-but-the-top", and the hubness correction of CSLS). With a
     few candidates the mean is mostly the candidates themselves, hence the scaling by n / (n +
-    ``centring_scope``). The threshold and the hit's ``dense`` part stay the plain cosine."""
+    ``centring_scope``). The threshold and the hit's ``dense`` part stay the plain cosine.
+
+    The products are numpy's own loops (``einsum``), not BLAS: OpenBLAS splits a matrix-vector
+    product of 2,000 x 384 over threads that sleep between recalls, and waking them on a busy
+    machine cost 6 ms (p50; p95 10 ms) against 0.13 ms for the single-threaded loop."""
+    plain = np.einsum("ij,j->i", matrix, query)
     n = len(matrix)
     strength = fusion.centring * n / (n + fusion.centring_scope) if fusion.centring > 0 else 0.0
     if strength == 0.0 or n < 2:
-        cosines: list[float] = (matrix @ query).tolist()
+        cosines: list[float] = plain.tolist()
         return cosines, cosines
-    centroid = matrix.mean(axis=0)
+    centroid = np.einsum("ij->j", matrix) / n
     norm = float(np.linalg.norm(centroid))
     if norm == 0.0:
-        cosines = (matrix @ query).tolist()
+        cosines = plain.tolist()
         return cosines, cosines
-    # two matrix-vector products: one (n, 384) x (384, 2) product took three times as long
-    plain = matrix @ query
-    return plain.tolist(), (plain - (strength / norm) * (matrix @ centroid)).tolist()
+    toward = np.einsum("ij,j->i", matrix, centroid)
+    return plain.tolist(), (plain - (strength / norm) * toward).tolist()
 
 
 def _value_bonus(parts: Sequence[LexicalScore], held: Counter[str], fusion: Fusion) -> list[float] | None:
