@@ -383,3 +383,72 @@ def test_a_long_batch_stops_after_its_complete_chunks_when_chroma_fails_and_comp
     assert again[4].entry_id == again[0].entry_id  # the same content under another id, chunks apart
     assert episodic.check_index().consistent
     assert [h.case_id for h in memory.recall_cases("ABARTENDE", "the delivery came late", k=1)] == ["C-2"]
+
+
+def test_an_embedding_that_fails_while_the_rows_are_prepared_stores_nothing_and_raises_its_error(
+    memory_on: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The texts embed on a helper thread while the batch's rows are read, applied and written: a
+    failure there rolls the rows back and reaches the caller as the embedder raised it; nothing is
+    half stored, and the same batch recorded again is created whole."""
+    memory = memory_on
+    episodic = memory.episodic
+    batch = [
+        episodic.prepare("ABARTENDE", request, resolution, case_id=case_id, case_type=case_type)
+        for case_id, case_type, request, resolution in CASES
+    ]
+
+    def refuse(texts: Sequence[str]) -> object:
+        raise StoreError("embeddings endpoint failed: 503")
+
+    monkeypatch.setattr(episodic.embedder, "embed", refuse)
+    with pytest.raises(StoreError, match="embeddings endpoint failed: 503"):
+        episodic.record_cases(batch)
+    monkeypatch.undo()
+
+    assert entry_ids(memory) == {}
+    assert episodic.index.count() == 0
+    assert episodic.check_index().consistent
+
+    again = episodic.record_cases(batch)
+
+    assert [r.status for r in again] == ["created"] * len(CASES)
+    assert [h.case_id for h in memory.recall_cases("ABARTENDE", "the delivery came late", k=1)] == ["C-2"]
+    assert episodic.check_index().consistent
+
+
+def test_a_long_batch_whose_second_chunk_fails_to_embed_keeps_the_first_chunk_complete(
+    memory_on: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next chunk embeds while this one is written; its failure stops the batch after the
+    chunks already complete (recallable, nothing pending) with the embedder's own error."""
+    memory = memory_on
+    monkeypatch.setattr(writer, "WRITE_CHUNK", 2)
+    episodic = memory.episodic
+    batch = [
+        episodic.prepare("ABARTENDE", request, resolution, case_id=case_id, case_type=case_type)
+        for case_id, case_type, request, resolution in CASES
+    ]
+    embedder = episodic.embedder
+    original, calls = embedder.embed, []
+
+    def second_fails(texts: Sequence[str]) -> Any:
+        calls.append(list(texts))
+        if len(calls) == 2:
+            raise RuntimeError("onnxruntime: out of memory")
+        return original(texts)
+
+    monkeypatch.setattr(embedder, "embed", second_fails)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        episodic.record_cases(batch)
+    monkeypatch.undo()
+
+    with memory.engine.connect() as conn:
+        pending = dict(conn.execute(sa.select(ENTRIES.c.case_id, ENTRIES.c.vector_pending)).all())
+    assert pending == {"C-1": False, "C-2": False}
+    assert episodic.check_index().consistent
+
+    again = episodic.record_cases(batch)
+
+    assert [r.status for r in again] == ["unchanged", "unchanged", "created", "created"]
+    assert episodic.check_index().consistent
