@@ -33,6 +33,7 @@ from connector.context.query import ContextInputError, clean_query
 from connector.context.references import MAX_REFERENCES, parse_references
 from connector.context.render import render
 from connector.context.sources import close_matches, load_party, stream_freshness
+from connector.db.reads import read_connection
 from connector.embeddings.shared_query import SharedQuery
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.scope import Scope, require_id, tenant_or_default
@@ -181,7 +182,7 @@ class ContextBuilder:
         # The relational reads run here, on one connection: each is a fraction of a millisecond of
         # Python, less than handing it to a thread that then waits for the GIL the recalls hold.
         step = time.perf_counter()
-        with self.engine.connect() as conn:
+        with read_connection(self.engine) as conn:
             facts = load_party(conn, scope.tenant, party_kind, scope.customer_id)
             if facts is None:
                 raise UnknownCustomerError(scope.customer_id)  # one indexed read; no scan of ids

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 
 from connector.conversations.models import InvalidRecallError, TurnHit
 from connector.conversations.tables import TURNS
+from connector.db.reads import read_connection
 from connector.db.types import JSONType
 from connector.embeddings.shared_query import SharedQuery
 from connector.episodic.fusion import Fused
@@ -88,7 +89,7 @@ def recall(
     }
     window = settings.before + settings.after + 1
     search = RecallQuery(text, shared_query)  # embedded only once the customer has indexed turns
-    with conv.engine.connect() as conn:
+    with read_connection(conv.engine) as conn:
         ranked = conv.ranking.rank(
             conn, scope, _CANDIDATES[exclude_session is not None], params, search, k=k * window,
             fusion=conv.fusion,

@@ -24,6 +24,7 @@ from sqlalchemy.engine import Engine
 
 from connector.background import BackgroundJobs
 from connector.clock import Clock
+from connector.db.reads import read_connection
 from connector.embeddings.base import Embedder
 from connector.embeddings.shared_query import SharedQuery
 from connector.episodic import erp_cases, lifecycle
@@ -279,7 +280,7 @@ class EpisodicMemory:
         search = RecallQuery(query, shared_query, query_doc_keys(query))
         search.vector = self._recall.embed(query, shared_query)  # beside the rows' reads
         params = self._params(scope, case_type, as_of)
-        with self.engine.connect() as conn:
+        with read_connection(self.engine) as conn:
             ranked = self._recall.rank(
                 conn, scope, _CANDIDATES[(bool(search.doc_keys), case_type is not None)], params, search,
                 k=k, fusion=self.fusion, complete=case_type is None and as_of is None,

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from connector.clock import Clock
+from connector.db.reads import read_connection
 from connector.erasure import Erasures
 from connector.facts.decay import day_number
 from connector.facts.erp_fields import erp_field_reason
@@ -239,7 +240,7 @@ class FactStore:
             raise FactError(f"limit must be a non-negative integer, got {limit!r}")
         if limit == 0:
             return []
-        with self.engine.connect() as conn:
+        with read_connection(self.engine) as conn:
             return [to_fact(row) for row in conn.execute(_TOP, {"scope_key": scope.key, "limit": limit})]
 
     def consolidate(self, *, max_sessions: int = 500) -> ConsolidationReport:
