@@ -53,6 +53,14 @@ def seed(memory: Memory, customer: str = "ABARTENDE") -> None:
         )  # fmt: skip
 
 
+def prepared_cases(episodic: EpisodicMemory) -> list[Any]:
+    """The four cases of ``CASES`` prepared for one ``record_cases`` batch of ABARTENDE."""
+    return [
+        episodic.prepare("ABARTENDE", request, resolution, case_id=case_id, case_type=case_type)
+        for case_id, case_type, request, resolution in CASES
+    ]
+
+
 def entry_ids(memory: Memory, customer: str = "ABARTENDE") -> dict[str, str]:
     with memory.engine.connect() as conn:
         found = conn.execute(
@@ -347,10 +355,7 @@ def test_a_long_batch_stops_after_its_complete_chunks_when_chroma_fails_and_comp
     memory = memory_on
     monkeypatch.setattr(writer, "WRITE_CHUNK", 2)
     episodic = memory.episodic
-    batch = [
-        episodic.prepare("ABARTENDE", request, resolution, case_id=case_id, case_type=case_type)
-        for case_id, case_type, request, resolution in CASES
-    ]
+    batch = prepared_cases(episodic)
     batch.append(episodic.prepare("ABARTENDE", CASES[0][2], CASES[0][3], case_id="C-1b", case_type="dispute"))
     batch.append(episodic.prepare("ABARTENDE", "Portal login locked.", "Password reset.", case_id="C-5"))
     index = episodic.index
@@ -393,10 +398,7 @@ def test_an_embedding_that_fails_while_the_rows_are_prepared_stores_nothing_and_
     half stored, and the same batch recorded again is created whole."""
     memory = memory_on
     episodic = memory.episodic
-    batch = [
-        episodic.prepare("ABARTENDE", request, resolution, case_id=case_id, case_type=case_type)
-        for case_id, case_type, request, resolution in CASES
-    ]
+    batch = prepared_cases(episodic)
 
     def refuse(texts: Sequence[str]) -> object:
         raise StoreError("embeddings endpoint failed: 503")
@@ -425,10 +427,7 @@ def test_a_long_batch_whose_second_chunk_fails_to_embed_keeps_the_first_chunk_co
     memory = memory_on
     monkeypatch.setattr(writer, "WRITE_CHUNK", 2)
     episodic = memory.episodic
-    batch = [
-        episodic.prepare("ABARTENDE", request, resolution, case_id=case_id, case_type=case_type)
-        for case_id, case_type, request, resolution in CASES
-    ]
+    batch = prepared_cases(episodic)
     embedder = episodic.embedder
     original, calls = embedder.embed, []
 
