@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from _recall_figures import per_kind_figures
+
 from connector.episodic.fusion import Fusion
 from connector.memory import Memory
 
@@ -66,7 +68,8 @@ def evaluate_turns(
 ) -> dict[str, Any]:
     """recall@1/5/10 and MRR of the first hit whose window shows an evidence turn, per kind, plus
     ``turn_r5``: the evidence turn itself among the top 5 hits."""
-    per_kind: dict[str, list[tuple[int, bool]]] = {}
+    ranks: dict[str, list[int]] = {}
+    itself: dict[str, list[bool]] = {}
     leaks = 0
     with fusion_of(memory, fusion):
         for q in questions:
@@ -76,27 +79,14 @@ def evaluate_turns(
                 {turn_of.get((t.session_id, t.seq)) for t in (*h.before, h.turn, *h.after)} for h in hits
             ]
             rank = next((n for n, w in enumerate(windows, start=1) if not w.isdisjoint(q["evidence"])), 0)
-            itself = any(turn_of.get((h.session_id, h.seq)) in q["evidence"] for h in hits[:5])
-            per_kind.setdefault(q["kind"], []).append((rank, itself))
-
-    def figures(rows: list[tuple[int, bool]]) -> dict[str, float]:
-        n = len(rows)
-        return {
-            "r1": round(sum(r == 1 for r, _ in rows) / n, 3),
-            "r5": round(sum(0 < r <= 5 for r, _ in rows) / n, 3),
-            "r10": round(sum(r > 0 for r, _ in rows) / n, 3),
-            "mrr": round(sum(1 / r for r, _ in rows if r) / n, 3),
-            "turn_r5": round(sum(itself for _, itself in rows) / n, 3),
-        }
-
-    every = [row for rows in per_kind.values() for row in rows]
-    ranks = {"all": [r for r, _ in every], **{k: [r for r, _ in v] for k, v in per_kind.items()}}
-    return {
-        "all": figures(every),
-        "leaks": leaks,
-        **{k: figures(v) for k, v in sorted(per_kind.items())},
-        "ranks": ranks,
-    }
+            ranks.setdefault(q["kind"], []).append(rank)
+            found = any(turn_of.get((h.session_id, h.seq)) in q["evidence"] for h in hits[:5])
+            itself.setdefault(q["kind"], []).append(found)
+    result = {**per_kind_figures(ranks), "leaks": leaks}
+    itself["all"] = [found for kind in ranks for found in itself[kind]]
+    for kind, flags in itself.items():
+        result[kind]["turn_r5"] = round(sum(flags) / len(flags), 3)
+    return result
 
 
 def turn_quality(

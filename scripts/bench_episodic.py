@@ -79,6 +79,7 @@ from connector.settings import ChromaSettings, RetentionSettings, Settings  # no
 from connector.testing.scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "scripts"))  # its helper module, also when loaded by path
+from _recall_figures import per_kind_figures  # noqa: E402
 from _turn_quality import chat_set as chat_turns  # noqa: E402
 from _turn_quality import turn_quality  # noqa: E402
 
@@ -353,32 +354,15 @@ def ingest_runs(workdir: Path, runs: int) -> dict[str, Any]:
 def evaluate(episodic: Any, labelled: LabelledSet, owner: dict[str, str], fusion: Fusion) -> dict[str, Any]:
     """recall@1/5/10 (an expected case in the top k) and MRR@10, overall and per question kind."""
     episodic.fusion = fusion
-    per_kind: dict[str, list[tuple[int, ...]]] = {}
+    per_kind: dict[str, list[int]] = {}
     leaks = 0
     for q in labelled.queries:
         ids = [h.case_id for h in episodic.recall(q["customer"], q["text"], k=10)]
         leaks += sum(owner.get(i) != q["customer"] for i in ids)
         rank = next((n for n, i in enumerate(ids, start=1) if i in q["expected"]), 0)
-        per_kind.setdefault(q["kind"], []).append((int(rank == 1), int(0 < rank <= 5), int(rank > 0), rank))
+        per_kind.setdefault(q["kind"], []).append(rank)
     episodic.fusion = Fusion()
-
-    def figures(rows: list[tuple[int, ...]]) -> dict[str, float]:
-        n = len(rows)
-        return {
-            "r1": round(sum(r[0] for r in rows) / n, 3),
-            "r5": round(sum(r[1] for r in rows) / n, 3),
-            "r10": round(sum(r[2] for r in rows) / n, 3),
-            "mrr": round(sum(1 / r[3] for r in rows if r[3]) / n, 3),
-        }
-
-    every = [row for rows in per_kind.values() for row in rows]
-    ranks = {"all": [row[3] for row in every], **{k: [row[3] for row in v] for k, v in per_kind.items()}}
-    return {
-        "all": figures(every),
-        "leaks": leaks,
-        **{k: figures(v) for k, v in sorted(per_kind.items())},
-        "ranks": ranks,
-    }
+    return {**per_kind_figures(per_kind), "leaks": leaks}
 
 
 PAIRED_KS = (5, 10)

@@ -293,10 +293,7 @@ def _cosines(matrix: np.ndarray, query: np.ndarray, fusion: Fusion) -> tuple[lis
     total = matrix.sum(axis=0)
     both = np.einsum("ij,kj->ik", matrix, np.stack((query, total))).tolist()
     norm = math.sqrt(float(total @ total))
-    if norm == 0.0:  # candidates that cancel out: nothing in common to take off
-        cosines = [plain for plain, _ in both]
-        return cosines, cosines
-    weight = strength / norm
+    weight = strength / norm if norm else 0.0  # 0: candidates that cancel out share nothing
     return [plain for plain, _ in both], [plain - weight * toward for plain, toward in both]
 
 
