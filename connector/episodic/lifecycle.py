@@ -165,6 +165,7 @@ def forget(episodic: EpisodicMemory, scope: Scope, *, sweep: bool = True) -> dic
         rows = conn.execute(sa.select(ENTRIES.c.id, ENTRIES.c.status).where(in_scope)).all()
     unreached = _forget_vectors(episodic, scope, [r.id for r in rows], sweep=sweep)
     episodic.vector_cache.drop_scope(scope)  # and no copy in this process's cache (even if Chroma is down)
+    episodic.text_vectors.drop_scope(scope)  # nor of the vectors its texts got from the embedder
     with episodic.engine.begin() as conn:
         cases = conn.execute(
             sa.delete(CASES).where(CASES.c.tenant == scope.tenant, CASES.c.customer_id == scope.customer_id)

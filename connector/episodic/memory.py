@@ -45,6 +45,7 @@ from connector.episodic.rebuild import RebuildReport
 from connector.episodic.reword import reword
 from connector.episodic.scoped_recall import RecallQuery, ScopedRecall
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
+from connector.episodic.text_vectors import TextVectors
 from connector.episodic.vector_cache import CachedIndex, VectorCache
 from connector.episodic.vector_index import Eraser, VectorIndex
 from connector.episodic.windows import Windows
@@ -145,6 +146,7 @@ class EpisodicMemory:
         self.allow_unknown_customers = allow_unknown_customers
         self.fusion = Fusion()
         self._vectors = LazyVectors(embedder, index, vector_cache, eraser)
+        self.text_vectors = TextVectors()  # the embedder's vectors of texts recorded lately, by hash
         # Embeds recall queries on its own threads while the caller reads the scope's rows.
         self._recall = ScopedRecall(self._vectors, CASE_SOURCE, "episodic-query")
 

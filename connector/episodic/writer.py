@@ -222,6 +222,7 @@ class CaseWriter:
                 f"{exc}. The cases are stored and their vectors pending: record them again, or run "
                 "`connector episodic reindex --check --fix`"
             ) from None
+        self._publish(cases)  # before the erasure re-check: a racing forget drops them again
         self._undo_if_erased(scopes, view)
         with episodic.engine.begin() as conn:
             view.clear_pending(conn)
@@ -259,7 +260,8 @@ class CaseWriter:
         (LLM and model are slow; tokenising here keeps it off the rows' transaction, and in a long
         batch on the embed-ahead thread, beside the previous chunk's write).
 
-        Equal texts are embedded once (the same case twice in one batch costs one embedding). Runs on
+        Equal texts are embedded once, and a text an earlier call embedded is not embedded again
+        (:mod:`.text_vectors`: the same vector, bit for bit). Runs on
         the embed-ahead thread too, so it returns what it made and leaves ``_prepared`` alone.
         """
         llm = None if self._deterministic else self.episodic.llm
@@ -267,17 +269,33 @@ class CaseWriter:
         if not summaries:
             return {}, {}
         text_of = {case_id: embedding_text(s.text) for case_id, s in summaries.items()}
-        texts = list(dict.fromkeys(text_of.values()))
         embedder = self.episodic.embedder
-        embedded = embedder.embed(texts)
-        row_of = {text: i for i, text in enumerate(texts)}
         model = embedder.model_id
+        hash_of = {text: vector_hash(model, text) for text in text_of.values()}
+        vectors = self.episodic.text_vectors.lookup(hash_of.values())
+        missing = [text for text, digest in hash_of.items() if digest not in vectors]
+        if missing:
+            vectors.update(zip([hash_of[t] for t in missing], embedder.embed(missing), strict=True))
         prepared = {
-            case_id: (summary, embedded[row_of[text]], vector_hash(model, text))
+            case_id: (summary, vectors[digest], digest)
             for case_id, summary in summaries.items()
-            for text in (text_of[case_id],)
+            for digest in (hash_of[text_of[case_id]],)
         }
         return prepared, {s.text: term_counts(s.text) for s in summaries.values()}
+
+    def _publish(self, cases: Sequence[NewCase]) -> None:
+        """Keep the vectors this chunk's cases used for later calls (:mod:`.text_vectors`), each
+        under the scopes of its cases; a PII case's vector is not kept."""
+        vectors: dict[str, Vectors] = {}
+        scopes: dict[str, list[Scope]] = {}
+        for case in cases:
+            made = self._prepared.get(id(case))
+            if made is None or case.pii:
+                continue
+            _, vector, digest = made
+            vectors[digest] = vector
+            scopes.setdefault(digest, []).append(case.scope)
+        self.episodic.text_vectors.keep(vectors, scopes)
 
     def _summary_and_vector(self, case: NewCase) -> Prepared:
         if id(case) not in self._prepared:  # known unchanged at first, changed since: embed now
