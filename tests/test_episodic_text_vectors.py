@@ -65,7 +65,9 @@ def test_a_text_recorded_before_is_not_embedded_again_and_gets_the_same_vector(m
     assert vectors[first].tobytes() == vectors[second].tobytes()
 
 
-def test_the_same_text_in_every_chunk_of_a_long_batch_has_one_vector(memory: Memory) -> None:
+def test_the_same_text_in_every_chunk_of_a_long_batch_is_embedded_once_into_one_vector(
+    memory: Memory,
+) -> None:
     episodic = memory.episodic
     cases = [
         episodic.prepare(
@@ -75,9 +77,11 @@ def test_the_same_text_in_every_chunk_of_a_long_batch_has_one_vector(memory: Mem
         for n in range(writer.WRITE_CHUNK * 2 + 3)
     ]  # fmt: skip
 
-    results = episodic.record_cases(cases)
+    with embedded_texts(memory) as asked:
+        results = episodic.record_cases(cases)
     again = episodic.record_cases(cases[:5])
 
+    assert len(asked) == 1
     assert {r.status for r in results} == {"created"}
     assert {r.status for r in again} == {"unchanged"}
     assert len({v.tobytes() for v in stored_vectors(memory).values()}) == 1

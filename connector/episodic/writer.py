@@ -179,6 +179,7 @@ class CaseWriter:
         self._deterministic = deterministic
         self._prepared: dict[int, Prepared] = {}
         self._counts: dict[str, Counter[str]] = {}  # lexical term counts of the prepared summaries
+        self._vectors: dict[str, Vectors] = {}  # by vector hash: what this batch's chunks embedded
 
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
         """Record ``cases`` in order; a batch longer than ``WRITE_CHUNK`` is written chunk by chunk,
@@ -243,6 +244,7 @@ class CaseWriter:
         prepared, counts = made
         self._prepared.update(prepared)
         self._counts.update(counts)
+        self._vectors.update((digest, vector) for _, vector, digest in prepared.values())
 
     def _prepared_for(self, cases: Sequence[NewCase], windows: Windows) -> Made:
         """What :meth:`_prepare` makes for the cases that will need a vector: not stored unchanged
@@ -260,8 +262,8 @@ class CaseWriter:
         (LLM and model are slow; tokenising here keeps it off the rows' transaction, and in a long
         batch on the embed-ahead thread, beside the previous chunk's write).
 
-        Equal texts are embedded once, and a text an earlier call embedded is not embedded again
-        (:mod:`.text_vectors`: the same vector, bit for bit). Runs on
+        Equal texts are embedded once: a text an earlier call or an earlier chunk of this batch
+        embedded is not embedded again (:mod:`.text_vectors`: the same vector, bit for bit). Runs on
         the embed-ahead thread too, so it returns what it made and leaves ``_prepared`` alone.
         """
         llm = None if self._deterministic else self.episodic.llm
@@ -273,6 +275,10 @@ class CaseWriter:
         model = embedder.model_id
         hash_of = {text: vector_hash(model, text) for text in text_of.values()}
         vectors = self.episodic.text_vectors.lookup(hash_of.values())
+        for digest in hash_of.values():  # embedded for an earlier chunk of this batch, not written yet
+            earlier = self._vectors.get(digest)  # key by key: the writer's thread may add meanwhile
+            if earlier is not None and digest not in vectors:
+                vectors[digest] = earlier
         missing = [text for text, digest in hash_of.items() if digest not in vectors]
         if missing:
             vectors.update(zip([hash_of[t] for t in missing], embedder.embed(missing), strict=True))
