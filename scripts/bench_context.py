@@ -81,8 +81,7 @@ BIG = "BIG-CUSTOMER"  # a customer with 1,000 open invoices; every fifth build n
 BIG_OPEN = 1000
 SPELLINGS = ("INV-{n:06d}", "inv {n}", "#{n:06d}", "invoice {n}", "{n:06d}")
 SECTIONS = (
-    "erp", "working", "learned_facts", "candidates", "past_cases", "past_cases_wait", "earlier_conversations",
-    "earlier_conversations_wait", "budget_render",
+    "erp", "working", "learned_facts", "candidates", "past_cases", "earlier_conversations", "budget_render",
 )  # fmt: skip
 EARLIER_LINES = [
     "I was charged twice for invoice {doc} last month, {amount} USD both times.",

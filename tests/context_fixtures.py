@@ -78,6 +78,9 @@ class StubEpisodic:
         self.queries.append(query)
         return list(self.hits[:k])
 
+    def start_query(self, query: str, shared_query: SharedQuery) -> None:
+        """Nothing to embed: the stub's hits are fixed."""
+
 
 def stub_context(memory: Memory, recall: StubEpisodic | list[CaseHit] | None = None) -> ContextBuilder:
     """A ContextBuilder over ``memory``'s stores, built from its constructor with a stub case recall."""

@@ -8,12 +8,14 @@ from decimal import Decimal
 
 import pytest
 import sqlalchemy as sa
-from context_fixtures import NOW, hit, seed_erp, stub_context
+from context_fixtures import NOW, StubEpisodic, hit, seed_erp, stub_context
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
 from connector.context import SECTION_ORDER, ContextBuilder, ContextInputError, ContextResult
-from connector.errors import ScopeError, UnknownCustomerError
+from connector.embeddings.shared_query import SharedQuery
+from connector.episodic.models import CaseHit
+from connector.errors import ScopeError, StoreError, UnknownCustomerError
 from connector.memory import Memory
 from connector.settings import Settings
 
@@ -253,3 +255,20 @@ def test_builds_on_a_one_connection_pool_do_not_wait_on_each_other(
         tight.close()
     finally:
         small.dispose()
+
+
+class _FailingRecall(StubEpisodic):
+    """A case recall whose vector store is down: the early embedding and the recall both fail."""
+
+    def start_query(self, query: str, shared_query: SharedQuery) -> None:
+        raise StoreError("Chroma unreachable")
+
+    def recall(self, customer_id: str, query: str, **kwargs: object) -> list[CaseHit]:
+        raise StoreError("Chroma unreachable")
+
+
+def test_a_failing_case_recall_leaves_a_warning_not_a_failed_context(memory: Memory) -> None:
+    result = stub_context(memory, _FailingRecall()).build("ABARTENDE", "Why was I charged twice?")
+    assert "similar past cases unavailable: StoreError" in result.warnings
+    assert result.section("past_cases").items == ()
+    assert "Bartender Supplies" in result.text and "AR004820" in result.text  # the ERP facts stay

@@ -98,13 +98,19 @@ class ContextBuilder:
         self.sessions = sessions
         self.conversations = conversations
         self.conversation_hits = conversation_hits
-        # Threads for the recalls; the embedder and SQLite release the GIL, so they overlap the reads.
+        # Threads for the recalls. The case recall runs on the building thread after its reads on
+        # SQLite, whose statements are work in this process: on a thread of its own, its Python
+        # only waited for the GIL the builder held, one more wake-up on a busy machine. On a server
+        # database its statements are round trips, and a thread of its own overlaps them with the
+        # builder's (bench_context, alternated: on SQLite p95 7% lower run here; on PostgreSQL
+        # 7-24% higher).
         self._recall_pool = LazyPool("context-recall")
+        self._cases_here = engine.dialect.name == "sqlite"
         # Candidates' text and cost by tokenizer, kept from build to build (keyed by content).
         self._kept_costs: dict[str, KeptCosts] = {}
 
     def close(self) -> None:
-        """Stop the recall worker threads (started again if the builder is used after) and drop the
+        """Stop the turn recall's thread (started again if the builder is used after) and drop the
         kept candidate costs (they hold the text of recent contexts)."""
         self._recall_pool.shutdown()
         self._kept_costs.clear()
@@ -163,24 +169,26 @@ class ContextBuilder:
             )
         day = today.date()
 
-        # Case recall (query embedding + vector fetch) runs beside the relational reads; the turn
-        # recall beside it shares its query embedding.
+        # The query's embedding (the build's slowest step, and one that releases the GIL) starts
+        # first and runs while this thread reads the relational facts. The turn recall runs beside
+        # them on a thread of its own: its three statements wait on the database, which the reads
+        # here overlap. Where the case recall runs depends on the database (see __init__).
         shared = SharedQuery()
-        recall = self._recall_pool.get().submit(
-            self._past_cases,
-            self.cases if customer_memories else None,
-            scope,
-            query_clean.text,
-            as_of,
-            shared,
+        if customer_memories and cfg.max_cases and query_clean.text:
+            self._start_query(query_clean.text, shared)
+        cases = self.cases if customer_memories else None
+        pool = self._recall_pool.get
+        recall = (
+            None
+            if self._cases_here
+            else pool().submit(self._past_cases, cases, scope, query_clean.text, as_of, shared)
         )
+        want_turns = customer_memories and self.conversations is not None and self.conversation_hits
         earlier = (
-            self._recall_pool.get().submit(self._earlier_turns, scope, query_clean.text, sid, as_of, shared)
-            if customer_memories and self.conversations is not None and self.conversation_hits
+            pool().submit(self._earlier_turns, scope, query_clean.text, sid, as_of, shared)
+            if want_turns
             else None
         )
-        # The relational reads run here, on one connection: each is a fraction of a millisecond of
-        # Python, less than handing it to a thread that then waits for the GIL the recalls hold.
         step = time.perf_counter()
         with read_connection(self.engine) as conn:
             facts = load_party(conn, scope.tenant, party_kind, scope.customer_id)
@@ -211,7 +219,8 @@ class ContextBuilder:
         learned = self._learned_facts(scope, state, warnings) if customer_memories else []
         timings["learned_facts"] = _ms(step)
 
-        # Every section but the past cases is built and costed while the recall still runs.
+        # Every section but the recalled ones is built and costed while the query is embedded and
+        # the turn recall runs.
         step = time.perf_counter()
         erp_as_of = max([facts.party.synced_at, *(ts for _, ts in streams)])
         stale = self._staleness(today, erp_as_of, streams)
@@ -236,16 +245,16 @@ class ContextBuilder:
         costs.warm(c for items in candidates.values() for c in items)
         timings["candidates"] = _ms(step)
 
-        step = time.perf_counter()
-        hits, recall_warnings, timings["past_cases"] = recall.result()
-        timings["past_cases_wait"] = _ms(step)
+        hits, recall_warnings, timings["past_cases"] = (
+            recall.result()
+            if recall is not None
+            else self._past_cases(cases, scope, query_clean.text, as_of, shared)
+        )
         warnings.extend(recall_warnings)
-        step = time.perf_counter()
         turn_hits: list[Any] = []
         if earlier is not None:
             turn_hits, earlier_warnings, timings["earlier_conversations"] = earlier.result()
             warnings.extend(earlier_warnings)
-        timings["earlier_conversations_wait"] = _ms(step)
         warnings.extend(stale)
 
         step = time.perf_counter()
@@ -314,6 +323,14 @@ class ContextBuilder:
             return []
         return sorted(found.values(), key=lambda f: (-f.importance, f.id))[:limit]
 
+    def _start_query(self, query: str, shared: SharedQuery) -> None:
+        """Start the query's embedding; if that fails here (the model cannot load), the recall
+        fails the same way and says so in the context's warnings."""
+        try:
+            self.cases.start_query(query, shared)
+        except (ConnectorError, OSError) as exc:
+            log.debug("query embedding not started early: %s", type(exc).__name__)
+
     def _past_cases(
         self,
         episodic: CaseRecall | None,
@@ -322,7 +339,7 @@ class ContextBuilder:
         as_of: datetime | None,
         shared: SharedQuery | None = None,
     ) -> tuple[list[Any], list[str], float]:
-        """(hits, warnings, milliseconds); runs in the recall pool."""
+        """(hits, warnings, milliseconds)."""
         started = time.perf_counter()
         k = self.settings.max_cases
         if episodic is None or k == 0 or not query:
@@ -344,8 +361,8 @@ class ContextBuilder:
         as_of: datetime | None,
         shared: SharedQuery | None = None,
     ) -> tuple[list[Any], list[str], float]:
-        """(hits of earlier sessions, warnings, milliseconds); runs in the recall pool. The current
-        session is left out: its turns are the summary and recent turns."""
+        """(hits of earlier sessions, warnings, milliseconds). The current session is left out: its
+        turns are the summary and recent turns."""
         started = time.perf_counter()
         conversations = self.conversations
         if conversations is None or not query:

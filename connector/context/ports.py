@@ -35,6 +35,11 @@ class CaseRecall(Protocol):
         shared_query: SharedQuery | None = None,
     ) -> Sequence[CaseHit]: ...
 
+    def start_query(self, query: str, shared_query: SharedQuery) -> None:
+        """Start embedding ``query`` into ``shared_query`` in the background, so that a recall
+        given it later (of cases or of turns) finds the vector made or under way."""
+        ...
+
 
 class ConversationRecall(Protocol):
     """Turns of the customer's earlier sessions like a query (``ConversationMemory.recall``)."""

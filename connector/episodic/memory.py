@@ -252,6 +252,11 @@ class EpisodicMemory:
         return results
 
     # Reading -------------------------------------------------------------------------------------
+    def start_query(self, query: str, shared_query: SharedQuery) -> None:
+        """Start embedding ``query`` for a later :meth:`recall` with ``shared_query`` (the context
+        builder reads the ERP's facts meanwhile)."""
+        self._recall.embed(query, shared_query)
+
     @traced_recall("cases")
     def recall(
         self,
