@@ -173,16 +173,18 @@ def new_memory(workdir: Path, *, retention_days: int = 180) -> Memory:
 
 
 class TimedEmbed:
-    """Wall time spent inside the embedder while active (the rest of ingest is the writer's)."""
+    """Wall time spent inside the embedder while active (the rest of ingest is the writer's), and
+    how many texts it embedded."""
 
     def __init__(self, embedder: Any) -> None:
-        self.embedder, self.seconds = embedder, 0.0
+        self.embedder, self.seconds, self.texts = embedder, 0.0, 0
 
     def __enter__(self) -> None:
         original = self.embedder.embed
 
         def timed(texts: Any) -> Any:
             t0 = time.perf_counter()
+            self.texts += len(texts)
             try:
                 return original(texts)
             finally:
@@ -294,6 +296,7 @@ def ingest(episodic: Any, labelled: LabelledSet) -> dict[str, Any]:
         "cases_per_cpu_s": round(len(labelled.cases) / cpu, 1),
         "s": round(seconds, 2),
         "embed_s": round(embedding.seconds, 2),
+        "embedded_texts": embedding.texts,
         "statuses": statuses,
     }
 
@@ -310,24 +313,32 @@ def embedding_ceiling(episodic: Any, labelled: LabelledSet) -> dict[str, float]:
 
 def ingest_runs(workdir: Path, runs: int) -> dict[str, Any]:
     """The ERP set ingested ``runs`` times, each into a fresh store, alternating with the embedder
-    alone on the same texts (so load that comes and goes hits both alike); medians of each."""
+    alone on the same texts and with an ingest that embeds every case's text anew (no vector
+    reuse across calls: what an ingest of texts all distinct costs), so load that comes and goes
+    hits all three alike; medians of each."""
     rates: list[dict[str, Any]] = []
+    without_reuse: list[dict[str, Any]] = []
     ceilings: list[dict[str, float]] = []
     loads: list[float] = []
     for run_no in range(runs):
-        memory = new_memory(workdir / f"ingest-{run_no}")
-        episodic = memory.episodic
-        episodic.embedder.embed(["warm up"])
-        episodic.index.count()
-        labelled = erp_set(episodic)
-        ceilings.append(embedding_ceiling(episodic, labelled))
-        rates.append(ingest(episodic, labelled))
+        for reuse in (True, False):
+            memory = new_memory(workdir / f"ingest-{run_no}-{'reuse' if reuse else 'anew'}")
+            episodic = memory.episodic
+            if not reuse:
+                episodic.text_vectors.max_entries = 0
+            episodic.embedder.embed(["warm up"])
+            episodic.index.count()
+            labelled = erp_set(episodic)
+            if reuse:
+                ceilings.append(embedding_ceiling(episodic, labelled))
+            (rates if reuse else without_reuse).append(ingest(episodic, labelled))
+            memory.close()
+            memory.engine.dispose()
         loads.append(os.getloadavg()[0])
-        memory.close()
-        memory.engine.dispose()
         print(
             f"  ingest run {run_no + 1}/{runs}: {rates[-1]['cases_per_s']} cases/s "
-            f"({rates[-1]['cases_per_cpu_s']} per CPU-s), embedder alone {ceilings[-1]['texts_per_s']} "
+            f"({rates[-1]['cases_per_cpu_s']} per CPU-s), every text embedded anew "
+            f"{without_reuse[-1]['cases_per_s']} cases/s, embedder alone {ceilings[-1]['texts_per_s']} "
             f"texts/s; load {loads[-1]:.1f}",
             flush=True,
         )
@@ -335,15 +346,24 @@ def ingest_runs(workdir: Path, runs: int) -> dict[str, Any]:
     def median(values: list[float]) -> float:
         return round(statistics.median(values), 1)
 
+    texts = [embedding_text(compose(c.request, c.resolution, c.documents).text) for c in labelled.cases]
     return {
         "runs": runs,
         "cases": len(labelled.cases),
+        "distinct_embedded_texts": len(set(texts)),
         "database": "postgres" if SCRATCH is not None else "sqlite",
         "cases_per_s_median": median([r["cases_per_s"] for r in rates]),
         "cases_per_s_min_max": [min(r["cases_per_s"] for r in rates), max(r["cases_per_s"] for r in rates)],
         "cases_per_cpu_s_median": median([r["cases_per_cpu_s"] for r in rates]),
         "embed_s_median": round(statistics.median(r["embed_s"] for r in rates), 2),
         "s_median": round(statistics.median(r["s"] for r in rates), 2),
+        "every_text_embedded_anew": {
+            "cases_per_s_median": median([r["cases_per_s"] for r in without_reuse]),
+            "cases_per_cpu_s_median": median([r["cases_per_cpu_s"] for r in without_reuse]),
+            "embed_s_median": round(statistics.median(r["embed_s"] for r in without_reuse), 2),
+            "embedded_texts": without_reuse[-1]["embedded_texts"],
+        },
+        "embedded_texts": rates[-1]["embedded_texts"],
         "embedder_alone_texts_per_s_median": median([c["texts_per_s"] for c in ceilings]),
         "embedder_alone_texts_per_cpu_s_median": median([c["texts_per_cpu_s"] for c in ceilings]),
         "load_average_1m": [round(min(loads), 1), round(max(loads), 1)],

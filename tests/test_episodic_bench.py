@@ -127,3 +127,15 @@ def test_past_conversation_quality_counts_the_evidence_a_hit_window_shows(tmp_pa
     hybrid = result["methods"]["hybrid"]
     assert hybrid["all"]["r5"] == 1.0  # each evidence turn is a hit or the neighbour of one
     assert all(m["leaks"] == 0 for m in result["methods"].values())  # C2's kayak is never a hit of C1
+
+
+def test_ingest_run_reports_the_rate_with_and_without_vector_reuse(tmp_path: Path) -> None:
+    result = load_bench().ingest_runs(tmp_path, 1)
+    assert result["statuses"] == {"created": result["cases"]}
+    # the set repeats texts (numbers and dates are not embedded): fewer distinct texts than cases
+    assert 0 < result["distinct_embedded_texts"] < result["cases"]
+    anew = result["every_text_embedded_anew"]
+    assert anew["cases_per_s_median"] > 0 and result["cases_per_s_median"] > 0
+    # with reuse each distinct text is embedded once; without, again in every call that has it
+    assert result["embedded_texts"] == result["distinct_embedded_texts"]
+    assert anew["embedded_texts"] > result["embedded_texts"]
