@@ -301,9 +301,14 @@ def ingest(episodic: Any, labelled: LabelledSet) -> dict[str, Any]:
     }
 
 
+def embedded_texts(labelled: LabelledSet) -> list[str]:
+    """The text the writer embeds for each case of the set, in order (equal texts repeated)."""
+    return [embedding_text(compose(c.request, c.resolution, c.documents).text) for c in labelled.cases]
+
+
 def embedding_ceiling(episodic: Any, labelled: LabelledSet) -> dict[str, float]:
     """The embedder alone on the texts the ingest embeds, in the same groups: what ingest cannot beat."""
-    texts = [embedding_text(compose(c.request, c.resolution, c.documents).text) for c in labelled.cases]
+    texts = embedded_texts(labelled)
     started, cpu_started = time.perf_counter(), time.process_time()
     for i in range(0, len(texts), INGEST_BATCH):
         episodic.embedder.embed(list(dict.fromkeys(texts[i : i + INGEST_BATCH])))
@@ -346,7 +351,7 @@ def ingest_runs(workdir: Path, runs: int) -> dict[str, Any]:
     def median(values: list[float]) -> float:
         return round(statistics.median(values), 1)
 
-    texts = [embedding_text(compose(c.request, c.resolution, c.documents).text) for c in labelled.cases]
+    texts = embedded_texts(labelled)
     return {
         "runs": runs,
         "cases": len(labelled.cases),
