@@ -16,7 +16,7 @@ VENV="${CONNECTOR_VENV:-$ROOT/.venv}"
 if [ ! -x "$VENV/bin/python" ]; then
   "$(pick_python)" -m venv "$VENV"
 fi
-EXTRAS="${CONNECTOR_EXTRAS:-test,langgraph}"
+EXTRAS="${CONNECTOR_EXTRAS:-test,langgraph,docs}"
 STAMP="$VENV/.connector-install-$(cat pyproject.toml | sha256sum | cut -c1-16)-$EXTRAS"
 if [ ! -f "$STAMP" ]; then
   echo "Installing the connector and its dependencies into $VENV (first run takes a few minutes)..." >&2
