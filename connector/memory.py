@@ -61,6 +61,8 @@ if TYPE_CHECKING:
     from connector.erp.protocol import AdapterFactory
     from connector.facts import FactStore
     from connector.facts.models import LearnedFact
+    from connector.semantic.history import ErpHistory
+    from connector.semantic.history_reads import ErpChange
     from connector.sync.progress import Reporter
     from connector.sync.runner import SyncRunner
     from connector.sync.signals import StopFlag
@@ -277,6 +279,17 @@ class Memory:
         )
 
     @cached_property
+    def history(self) -> ErpHistory:
+        from connector.semantic.history import ErpHistory
+
+        return ErpHistory(
+            self.engine,
+            clock=self.clock,
+            settings=self.settings.history,
+            pii_days=self.settings.retention.pii_days,
+        )
+
+    @cached_property
     def context(self) -> ContextBuilder:
         from connector.context import ContextBuilder
 
@@ -474,6 +487,26 @@ class Memory:
         return lookup_document(self.engine, scope, number, party_kind=party_kind)
 
     @translated
+    def erp_history(
+        self,
+        customer_id: str,
+        *,
+        tenant: str | None = None,
+        field: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        party_kind: str = "customer",
+        limit: int | None = None,
+    ) -> list[ErpChange]:
+        """What changed in the ERP for this customer (or vendor) and its documents, newest first, as
+        the sync saw it: one :class:`ErpChange` per tracked field (``field``: only that one)."""
+        scope = Scope.of(self.tenant_name(tenant), customer_id)
+        fields = [field] if field is not None else None
+        return self.history.changes(
+            scope, party_kind=party_kind, fields=fields, since=since, until=until, limit=limit
+        )
+
+    @translated
     def forget(self, customer_id: str, *, tenant: str | None = None) -> dict[str, int]:
         """Erase a customer's cases, working memory and learned facts from every store, for good.
 
@@ -501,6 +534,7 @@ class Memory:
                 removed.update(exc.removed)
         removed.update(self.working.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.facts.forget(scope.customer_id, tenant=scope.tenant))
+        removed.update(self.history.forget(scope.customer_id, tenant=scope.tenant))
         scrub_relational(self.engine)
         unreached = [u for exc in incomplete for u in exc.unreached]
         if self._embedded_chroma is not None:  # even when Chroma itself could not be opened

@@ -19,6 +19,7 @@ import connector.episodic.tables
 import connector.erasure.tables
 import connector.facts.tables
 import connector.lexical.tables
+import connector.semantic.history_table
 import connector.sync.tables
 import connector.working.tables  # noqa: F401
 

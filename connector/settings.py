@@ -209,6 +209,58 @@ class RetentionSettings(Section):
     retention_interval_hours: float = Field(default=24.0, gt=0)
 
 
+#: Fields of each entity the ERP change history can track (``history.fields``).
+HISTORY_TRACKABLE: dict[str, tuple[str, ...]] = {
+    "party": (
+        "status",
+        "credit_limit",
+        "currency",
+        "terms",
+        "tax_zone",
+        "tax_id",
+        "party_class",
+        "name",
+        "email",
+        "phone",
+    ),
+    "document": (
+        "status",
+        "amount",
+        "balance",
+        "due_date",
+        "is_open",
+        "currency",
+        "doc_date",
+        "description",
+        "customer_ref",
+    ),
+}
+
+
+class HistorySettings(Section):
+    """The ERP facts' change history, recorded by the sync (see ``connector.semantic``)."""
+
+    enabled: bool = True
+    retention_days: int = Field(default=730, ge=1)
+    # Tracked fields per entity; unset = the fields the context shows. Contact fields (name, email,
+    # phone) are personal data: tracked only when listed here, and then kept for retention.pii_days.
+    fields: dict[Literal["party", "document"], list[str]] = Field(default_factory=dict)
+    window_days: int = Field(default=90, ge=1)  # how far back the context's "Recent ERP changes" looks
+    max_context_changes: int = Field(default=8, ge=0)
+
+    @field_validator("fields")
+    @classmethod
+    def _fields(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for entity, names in value.items():
+            unknown = [n for n in names if n not in HISTORY_TRACKABLE[entity]]
+            if unknown:
+                raise ValueError(
+                    f"cannot track {', '.join(unknown)} of a {entity} "
+                    f"(trackable: {', '.join(HISTORY_TRACKABLE[entity])})"
+                )
+        return value
+
+
 class EpisodicSettings(Section):
     # record_case refuses a customer id that semantic memory does not hold (a typo, a case-variant
     # like `silverinst` for `SILVERINST`): true records it anyway. ERP case ingest is never checked.
@@ -322,6 +374,7 @@ class Settings(BaseSettings):
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
     working: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
     conversations: ConversationSettings = Field(default_factory=ConversationSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)

@@ -36,6 +36,8 @@ def _retention(args: argparse.Namespace) -> int:
     with memory_from_settings() as memory:
         report = dataclasses.asdict(memory.episodic.apply_retention())
         report["conversation_turns_removed"] = memory.conversations.apply_retention().removed
+        history = memory.history.apply_retention()
+        report["erp_changes_removed"] = history.removed + history.contact_removed
     print(to_json(report))
     return 0
 

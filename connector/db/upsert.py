@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -45,17 +45,36 @@ RECORD_LAYOUTS, CHILD_LAYOUTS = layouts(
 )
 
 
+class ChangeSink(Protocol):
+    """Receives the changes of tracked fields a write makes (``connector.semantic``'s recorder;
+    a protocol here so the relational store imports no feature package)."""
+
+    def columns(self, table: sa.Table) -> tuple[str, ...]:
+        """The tracked columns of ``table`` (read by the classify query beside the hash)."""
+        ...
+
+    def compare(self, table: sa.Table, stored: Any, record: Any) -> None: ...
+
+    def late(self, conn: Connection, table: sa.Table, record: Any) -> None: ...
+
+    def deletion(self, table: sa.Table, owner: Any, *, deleted: bool, stamp: datetime) -> None: ...
+
+    def flush(self, conn: Connection) -> int: ...
+
+
 @dataclass(slots=True)
 class UpsertCounts:
     inserted: int = 0
     updated: int = 0
     unchanged: int = 0
+    stale: int = 0  # records stamped before the stored one: not written (counted in unchanged too)
     presumption_failed: bool = False  # ``presume_new`` met an existing key
 
     def add(self, other: UpsertCounts) -> None:
         self.inserted += other.inserted
         self.updated += other.updated
         self.unchanged += other.unchanged
+        self.stale += other.stale
         self.presumption_failed |= other.presumption_failed
 
     @property
@@ -89,12 +108,24 @@ def _key_columns(table: sa.Table) -> list[str]:
 _TEXT_ARRAY = postgresql.ARRAY(sa.Text())
 
 
+@dataclass(slots=True)
+class _Stored:
+    """What the classify query knows of a stored row."""
+
+    digest: str
+    deleted: bool
+    stamp: datetime | None
+    tracked: dict[str, Any]
+
+
 def _existing_hashes(
-    conn: Connection, table: sa.Table, keys: Iterable[tuple[Any, ...]]
-) -> dict[tuple[Any, ...], tuple[str, bool]]:
-    """Map key -> (content_hash, is_deleted) for the ``keys`` (natural-key tuples) that exist."""
+    conn: Connection, table: sa.Table, keys: Iterable[tuple[Any, ...]], tracked: Sequence[str] = ()
+) -> dict[tuple[Any, ...], _Stored]:
+    """Map key -> the stored row's hash, deletion, change stamp and ``tracked`` column values, for the
+    ``keys`` (natural-key tuples) that exist."""
     names = _key_columns(table)
-    found: dict[tuple[Any, ...], tuple[str, bool]] = {}
+    found: dict[tuple[Any, ...], _Stored] = {}
+    width = len(names)
     # Group by (tenant, kind) so the lookup is a simple IN list on external_id.
     groups: dict[tuple[Any, ...], list[str]] = {}
     for key in keys:
@@ -110,10 +141,19 @@ def _existing_hashes(
                 else table.c.external_id.in_(chunk)
             )
             stmt = sa.select(
-                *[table.c[k] for k in names], table.c.content_hash, table.c.deleted_at.is_not(None)
+                *[table.c[k] for k in names],
+                table.c.content_hash,
+                table.c.deleted_at.is_not(None),
+                table.c.source_modified_at,
+                *[table.c[t] for t in tracked],
             ).where(*cond, match)
             for db_row in conn.execute(stmt):
-                found[tuple(db_row[: len(names)])] = (db_row[len(names)], bool(db_row[len(names) + 1]))
+                found[tuple(db_row[:width])] = _Stored(
+                    db_row[width],
+                    bool(db_row[width + 1]),
+                    db_row[width + 2],
+                    dict(zip(tracked, db_row[width + 3 :], strict=True)),
+                )
     return found
 
 
@@ -185,6 +225,7 @@ def upsert_records(
     *,
     presume_new: bool = False,
     hashes: Sequence[str] | None = None,
+    history: ChangeSink | None = None,
 ) -> UpsertCounts:
     """Insert new records, update changed ones, skip unchanged ones. Returns the counts.
 
@@ -194,6 +235,10 @@ def upsert_records(
     query, and if a key does exist the attempt is undone and the batch classified as usual
     (``counts.presumption_failed`` tells the caller to stop presuming). ``hashes``, when given,
     are the records' :func:`~connector.erp.records.content_hash` values in order, computed ahead.
+
+    A record stamped before the stored row (a late or out-of-order delivery) is not written: the
+    current value never moves backwards (``counts.stale``). ``history`` receives every change of a
+    tracked field, written in this transaction, so a crash loses or duplicates none.
     """
     counts = UpsertCounts()
     postgres = conn.dialect.name == "postgresql"
@@ -206,28 +251,60 @@ def upsert_records(
                 _replace_party_children(conn, _parties(entries), ())
                 continue
             counts.presumption_failed = True
-        existing = _existing_hashes(conn, table, keyed)
+        tracked = history.columns(table) if history is not None else ()
+        existing = _existing_hashes(conn, table, keyed, tracked)
         to_write: list[tuple[Record, str]] = []
         known_parties: list[PartyRecord] = []  # updated ones: their old children must go first
+        late: list[Record] = []
         fresh = 0
         for key, (record, digest) in keyed.items():
             previous = existing.get(key)
             if previous is None:
                 counts.inserted += 1
                 fresh += 1
-            elif previous[0] == digest and not previous[1]:
+            elif previous.digest == digest and not previous.deleted:
                 counts.unchanged += 1
+                continue
+            elif _older(record.source_modified_at, previous.stamp):
+                counts.unchanged += 1
+                counts.stale += 1
+                late.append(record)
                 continue
             else:
                 counts.updated += 1
                 if isinstance(record, PartyRecord):
                     known_parties.append(record)
+                if history is not None:
+                    if previous.deleted:
+                        history.deletion(table, _owner(record), deleted=False, stamp=synced_at)
+                    history.compare(table, previous.tracked, record)
             to_write.append((record, digest))
         _write_rows(conn, table, to_write, synced_at, all_new=fresh == len(to_write))
+        if history is not None:
+            for record in late:
+                history.late(conn, table, record)
+            history.flush(conn)
         parties = _parties(to_write)
         if parties:
             _replace_party_children(conn, parties, known_parties)
     return counts
+
+
+def _older(stamp: datetime | None, stored: datetime | None) -> bool:
+    """Whether a record's change stamp is before the stored row's (neither missing)."""
+    return stamp is not None and stored is not None and stamp < stored
+
+
+def _owner(record: Record) -> dict[str, Any]:
+    """The key and owning party of a party or document record (a change row names both)."""
+    if isinstance(record, PartyRecord):
+        return {"tenant": record.tenant, "kind": record.kind, "external_id": record.external_id,
+                "party_kind": record.kind, "party_external_id": record.external_id}  # fmt: skip
+    if isinstance(record, DocumentRecord):
+        return {"tenant": record.tenant, "kind": record.doc_type, "external_id": record.external_id,
+                "number": record.number, "party_kind": record.party_kind,
+                "party_external_id": record.party_external_id}  # fmt: skip
+    return {}
 
 
 def _parties(entries: Sequence[tuple[Record, str]]) -> list[PartyRecord]:
@@ -357,13 +434,37 @@ def mark_missing_deleted(
     kind: str | None,
     existing_ids: set[str],
     deleted_at: datetime,
+    history: ChangeSink | None = None,
 ) -> int:
-    """Set ``deleted_at`` on live rows of (tenant, kind) whose id is not in ``existing_ids``."""
+    """Set ``deleted_at`` on live rows of (tenant, kind) whose id is not in ``existing_ids``;
+    ``history`` records each as a deletion (in this transaction)."""
     cond = _live(table, tenant, kind)
     live = [r[0] for r in conn.execute(sa.select(table.c.external_id).where(*cond))]
     gone = [ext for ext in live if ext not in existing_ids]
+    if history is not None and gone and table.name in ("party", "document"):
+        _record_deletions(conn, table, cond, gone, deleted_at, history)
     for chunk in chunks(gone, 5000):
         conn.execute(
             table.update().where(*cond, table.c.external_id.in_(chunk)).values(deleted_at=deleted_at)
         )
     return len(gone)
+
+
+def _record_deletions(
+    conn: Connection, table: sa.Table, cond: list[Any], gone: list[str], stamp: datetime, history: ChangeSink
+) -> None:
+    keys = _key_columns(table)
+    if table.name == "party":
+        owner_cols = [table.c.tenant, table.c[keys[1]], table.c.external_id]
+    else:
+        owner_cols = [table.c.tenant, table.c[keys[1]], table.c.external_id, table.c.number,
+                      table.c.party_kind, table.c.party_external_id]  # fmt: skip
+    for chunk in chunks(gone, 5000):
+        for row in conn.execute(sa.select(*owner_cols).where(*cond, table.c.external_id.in_(chunk))):
+            owner = {"tenant": row[0], "kind": row[1], "external_id": row[2]}
+            if table.name == "party":
+                owner.update(party_kind=row[1], party_external_id=row[2])
+            else:
+                owner.update(number=row[3], party_kind=row[4], party_external_id=row[5])
+            history.deletion(table, owner, deleted=True, stamp=stamp)
+    history.flush(conn)

@@ -43,6 +43,7 @@ from connector.erp.protocol import Adapter, AdapterFactory, KeyReader, StreamSpe
 from connector.erp.records import Page, content_hash
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
 from connector.redact import redact
+from connector.semantic.tracking import ChangeRecorder, tracked_fields
 from connector.settings import Settings, TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.commits import tune_page_transaction
@@ -526,7 +527,10 @@ class SyncRunner:
             sr.fence.check(conn)
             if not sr.preexisting and any(_has_rows(conn, sr.tenant, kind) for kind in kinds):
                 sr.preexisting = True
-            upserted = upsert_records(conn, page.records, now, presume_new=sr.presume_new, hashes=page.hashes)
+            history = self._history(run.id, now)
+            upserted = upsert_records(
+                conn, page.records, now, presume_new=sr.presume_new, hashes=page.hashes, history=history
+            )
             if kinds:
                 remember_kinds(conn, sr.tenant, sr.stream, kinds)
             if page.records or page.requests:
@@ -554,6 +558,13 @@ class SyncRunner:
         self.reporter.page_done(
             sr.tenant, sr.stream, counters.pages, len(page.records), counters.records_read
         )
+
+    def _history(self, run_id: int, now: datetime) -> ChangeRecorder | None:
+        """The recorder of tracked-field changes for one transaction (None: history is off)."""
+        conf = self.settings.history
+        if not conf.enabled:
+            return None
+        return ChangeRecorder(tracked_fields(conf), seen_at=now, run_id=run_id)
 
     def _check_page(self, sr: _StreamRun, page: Page, number: int) -> None:
         foreign = next((r for r in page.records if r.tenant != sr.tenant), None)
@@ -628,8 +639,9 @@ class SyncRunner:
                 for record_type, kind in stream_kinds(conn, sr.tenant, sr.stream):
                     scope_kind = None if record_type == "case" else kind
                     deleted += mark_missing_deleted(
-                        conn, _TABLES[record_type], sr.tenant, scope_kind, keys, now
-                    )
+                        conn, _TABLES[record_type], sr.tenant, scope_kind, keys, now,
+                        history=self._history(run.id, now),
+                    )  # fmt: skip
             else:
                 self.reporter.message(
                     "warning",

@@ -52,6 +52,8 @@ class Deployment(Protocol):
     def facts(self) -> FactUpkeep: ...
     @property
     def conversations(self) -> Retention: ...
+    @property
+    def history(self) -> Retention: ...
     def sync_runner(
         self, *, reporter: Reporter | None = None, stop: StopFlag | None = None, pause_gc: bool = False
     ) -> SyncRunner: ...
@@ -92,9 +94,13 @@ def maintenance_job(name: str, action: Callable[[], Any]) -> Callable[[], None]:
     return run
 
 
-def _retention(memory: Deployment) -> tuple[object, object]:
-    """Retention of cases, then of indexed conversation turns (one window setting, one job)."""
-    return memory.episodic.apply_retention(), memory.conversations.apply_retention()
+def _retention(memory: Deployment) -> tuple[object, object, object]:
+    """Retention of cases, of indexed conversation turns and of the ERP change history (one job)."""
+    return (
+        memory.episodic.apply_retention(),
+        memory.conversations.apply_retention(),
+        memory.history.apply_retention(),
+    )
 
 
 def add_jobs(

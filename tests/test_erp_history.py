@@ -1,0 +1,257 @@
+"""The ERP change history the sync records: baseline, typed changes, deletions, late deliveries,
+crash safety, retention and erasure, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sync_stub import StubAdapter
+
+from connector.clock import FrozenClock
+from connector.db.upsert import party_t
+from connector.erp.records import DocumentRecord, PartyRecord
+from connector.memory import Memory
+from connector.semantic.history_reads import describe
+from connector.semantic.tracking import change_t
+from connector.settings import HistorySettings, Settings, TenantSettings
+
+T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
+START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+
+
+def customer(ext: str, modified: datetime, **values: object) -> PartyRecord:
+    base = PartyRecord(
+        tenant="acme",
+        kind="customer",
+        external_id=ext,
+        name=f"Customer {ext}",
+        status="Active",
+        currency="USD",
+        credit_limit=Decimal("50000.00"),
+        terms="30D",
+        source_modified_at=modified,
+    )
+    return replace(base, **values)  # type: ignore[arg-type]
+
+
+def invoice(number: str, modified: datetime, **values: object) -> DocumentRecord:
+    base = DocumentRecord(
+        tenant="acme",
+        doc_type="ar_invoice",
+        external_id=f"INV/{number}",
+        number=number,
+        party_kind="customer",
+        party_external_id="C001",
+        status="Open",
+        currency="USD",
+        amount=Decimal("1250.00"),
+        balance=Decimal("1250.00"),
+        due_date=date(2026, 3, 31),
+        source_modified_at=modified,
+    )
+    return replace(base, **values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock(START)
+
+
+@pytest.fixture
+def erp() -> StubAdapter:
+    adapter = StubAdapter("acme", page_size=3)
+    adapter.add_stream("Customer", "party")
+    adapter.add_stream("Invoice", "document")
+    adapter.put("Customer", *[customer(f"C{i:03d}", T0 + timedelta(minutes=i)) for i in range(1, 5)])
+    adapter.put("Invoice", invoice("INV-004821", T0), invoice("INV-004822", T0))
+    return adapter
+
+
+def make_memory(engine: Engine, clock: FrozenClock, **history: object) -> Memory:
+    settings = Settings(
+        tenants=[TenantSettings(name="acme", kind="acumatica", base_url="http://127.0.0.1:9")],
+        history=HistorySettings(**history),  # type: ignore[arg-type]
+    )
+    return Memory(settings, clock=clock, engine=engine, llm=None)
+
+
+def sync(memory: Memory, erp: StubAdapter, clock: FrozenClock, **kw: object) -> None:
+    clock.advance(timedelta(hours=1))
+    result = memory.sync_runner(adapter_factory=lambda tenant: erp).run(**kw)  # type: ignore[arg-type,return-value]
+    assert all(r.error is None for r in result.results), [r.error for r in result.results]
+
+
+def change_count(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(change_t)).scalar_one())
+
+
+def test_the_first_sync_is_the_baseline_and_an_unchanged_reread_records_nothing(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    sync(memory, erp, clock, full=True)
+    assert change_count(engine) == 0
+
+
+def test_changed_fields_are_recorded_typed_with_the_erp_stamp_and_the_run(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    stamp = START + timedelta(minutes=30)
+    erp.put("Customer", customer("C001", stamp, credit_limit=Decimal("80000"), status="On Hold"))
+    erp.put("Invoice", invoice("INV-004821", stamp, balance=Decimal("0.00"), status="Closed"))
+    sync(memory, erp, clock)
+
+    changes = memory.erp_history("C001", tenant="acme")
+    by_field = {(c.entity, c.field): c for c in changes}
+    assert set(by_field) == {
+        ("party", "credit_limit"),
+        ("party", "status"),
+        ("document", "balance"),
+        ("document", "status"),
+    }
+    limit = by_field["party", "credit_limit"]
+    assert (limit.old, limit.new, limit.currency) == (Decimal("50000"), Decimal("80000"), "USD")
+    assert limit.changed_at == stamp and limit.seen_at == clock.now() and limit.run_id is not None
+    assert describe(limit) == "credit limit 50,000.00 → 80,000.00 USD (ERP change 2026-03-10)"
+    assert describe(by_field["party", "status"]) == "status Active → On Hold (ERP change 2026-03-10)"
+    assert describe(by_field["document", "balance"]) == (
+        "INV-004821 paid in full: balance 1,250.00 → 0.00 USD (ERP change 2026-03-10)"
+    )
+    assert memory.erp_history("C002", tenant="acme") == []  # another customer's history is its own
+    only = memory.erp_history("C001", tenant="acme", field="credit_limit")
+    assert [c.field for c in only] == ["credit_limit"]
+
+
+def test_a_value_whose_shape_changed_but_not_its_meaning_is_no_change(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    # The same limit written with other decimals and an unrelated untracked field changed: the
+    # row is rewritten, the history records nothing.
+    erp.put("Customer", customer("C001", START, credit_limit=Decimal("50000"), extra={"note": "x"}))
+    sync(memory, erp, clock)
+    assert change_count(engine) == 0
+
+
+def test_a_deletion_the_key_scan_finds_and_a_return_are_changes(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    gone = erp.streams_by_name["Invoice"].records["INV/INV-004821"]
+    erp.delete("Invoice", "INV/INV-004821")
+    sync(memory, erp, clock, full=True)
+    erp.put("Invoice", gone)
+    sync(memory, erp, clock, full=True)
+
+    changes = memory.erp_history("C001", tenant="acme", field="deleted")
+    assert [(c.old, c.new) for c in reversed(changes)] == [(False, True), (True, False)]
+    assert describe(changes[-1]).startswith("INV-004821 deleted in the ERP")
+
+
+def test_a_late_delivery_is_placed_in_stamp_order_and_never_moves_the_current_value_back(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    t1, t2 = START + timedelta(minutes=10), START + timedelta(minutes=20)
+    erp.put("Customer", customer("C001", t2, credit_limit=Decimal("90000")))
+    sync(memory, erp, clock)
+    # The change made at t1 arrives after the one made at t2 (a re-read window, an ERP that
+    # delivers out of order).
+    erp.put("Customer", customer("C001", t1, credit_limit=Decimal("70000")))
+    sync(memory, erp, clock, full=True)
+
+    with engine.connect() as conn:
+        stored = conn.execute(
+            sa.select(party_t.c.credit_limit).where(party_t.c.external_id == "C001")
+        ).scalar()
+    assert stored == Decimal("90000")
+    changes = memory.erp_history("C001", tenant="acme", field="credit_limit")
+    assert [(c.changed_at, c.old, c.new) for c in reversed(changes)] == [
+        (t1, Decimal("50000"), Decimal("70000")),
+        (t2, Decimal("70000"), Decimal("90000")),
+    ]
+
+
+def test_a_page_that_fails_after_its_upsert_leaves_no_change_and_the_rerun_records_it_once(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    erp.put("Customer", customer("C003", START + timedelta(minutes=5), terms="60D"))
+
+    import connector.sync.runner as runner_module
+
+    real = runner_module.save_counters
+
+    def crash(*args: object, **kw: object) -> None:
+        raise RuntimeError("connection lost")
+
+    monkeypatch.setattr(runner_module, "save_counters", crash)
+    clock.advance(timedelta(hours=1))
+    with pytest.raises(RuntimeError):
+        memory.sync_runner(adapter_factory=lambda tenant: erp).run()  # type: ignore[arg-type,return-value]
+    assert change_count(engine) == 0
+    monkeypatch.setattr(runner_module, "save_counters", real)
+    sync(memory, erp, clock)
+    sync(memory, erp, clock)
+    assert [(c.old, c.new) for c in memory.erp_history("C003", tenant="acme")] == [("30D", "60D")]
+
+
+def test_history_off_records_nothing(engine: Engine, erp: StubAdapter, clock: FrozenClock) -> None:
+    memory = make_memory(engine, clock, enabled=False)
+    sync(memory, erp, clock)
+    erp.put("Customer", customer("C001", START, status="On Hold"))
+    sync(memory, erp, clock)
+    assert change_count(engine) == 0
+
+
+def test_contact_fields_are_kept_only_when_configured_and_then_for_the_pii_window(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    plain = make_memory(engine, clock)
+    sync(plain, erp, clock)
+    erp.put("Customer", customer("C001", START, name="Renamed Ltd"))
+    sync(plain, erp, clock)
+    assert change_count(engine) == 0
+
+    tracked = make_memory(engine, clock, fields={"party": ["status", "name"]})
+    erp.put(
+        "Customer", customer("C001", START + timedelta(minutes=1), name="Renamed Again Ltd", status="Hold")
+    )
+    sync(tracked, erp, clock)
+    assert {c.field for c in tracked.erp_history("C001", tenant="acme")} == {"name", "status"}
+
+    clock.advance(timedelta(days=tracked.settings.retention.pii_days + 1))
+    report = tracked.history.apply_retention()
+    assert (report.removed, report.contact_removed) == (0, 1)
+    assert [c.field for c in tracked.erp_history("C001", tenant="acme")] == ["status"]
+    clock.advance(timedelta(days=tracked.settings.history.retention_days))
+    assert tracked.history.apply_retention().removed == 1
+
+
+def test_an_unknown_tracked_field_is_a_settings_error() -> None:
+    with pytest.raises(ValueError, match="cannot track credit_score"):
+        HistorySettings(fields={"party": ["credit_score"]})
+
+
+def test_forget_removes_the_customers_history(engine: Engine, erp: StubAdapter, clock: FrozenClock) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    erp.put("Customer", customer("C001", START, status="On Hold"), customer("C002", START, status="On Hold"))
+    sync(memory, erp, clock)
+    removed = memory.forget("C001", tenant="acme")
+    assert removed["erp_changes"] == 1
+    assert memory.erp_history("C001", tenant="acme") == []
+    assert len(memory.erp_history("C002", tenant="acme")) == 1
