@@ -11,7 +11,7 @@ import argparse
 import logging
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from connector import telemetry
 from connector.commands import (
@@ -25,6 +25,12 @@ from connector.commands import (
     mcp,
     schedule,
     sync,
+)
+from connector.commands._terminate import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    Terminated,
+    terminate_by_exception,
 )
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, ErasureIncomplete, StoreError
 from connector.failures import DRIVER_ERRORS, store_error
@@ -69,7 +75,10 @@ def _observe(args: argparse.Namespace) -> None:
     )
     otel = settings.otel if settings is not None else TelemetrySettings()
     telemetry.configure(
-        console=args.otel_console or otel.console, otlp=otel.otlp, service_name=otel.service_name
+        console=args.otel_console or otel.console,
+        otlp=otel.otlp,
+        service_name=otel.service_name,
+        export_timeout_s=otel.export_timeout_s,
     )
 
 
@@ -87,8 +96,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_OK
     try:
+        with terminate_by_exception():
+            return _run(args, handler)
+    finally:
+        telemetry.shutdown()  # spans and metrics flushed on every way out (a second SIGTERM kills)
+
+
+def _run(args: argparse.Namespace, handler: Callable[[argparse.Namespace], int | None]) -> int:
+    try:
         _observe(args)
         return int(handler(args) or 0)
+    except Terminated:
+        print("connector: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except AlreadyRunning as exc:
         print(redact(f"connector: {exc}"), file=sys.stderr)
         return EXIT_ALREADY_RUNNING
@@ -109,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_STORE
     except KeyboardInterrupt:
         print("connector: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # a bug: still one line for the operator; -v adds the traceback
         if args.verbose:
             traceback.print_exc()

@@ -43,6 +43,7 @@ from connector.failures import database_errors, translated, translated_async
 from connector.llm import LLMClient, make_llm
 from connector.scope import Scope, tenant_or_default
 from connector.settings import Settings, load_settings
+from connector.telemetry import CREATE_MEMORY, DELETE_MEMORY, SEARCH_MEMORY, UPDATE_MEMORY, traced_memory
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -337,6 +338,7 @@ class Memory:
         )
 
     # Shortcuts: the small public surface agents use ------------------------------------------------
+    @traced_memory(CREATE_MEMORY, "episodic_cases", "customer")
     @translated
     def record_case(
         self,
@@ -395,6 +397,7 @@ class Memory:
             customer_id, query, k=k, tenant=tenant, exclude_session=exclude_session, as_of=as_of
         )
 
+    @traced_memory(CREATE_MEMORY, "working_turns", "session")
     @translated
     def record_turn(
         self,
@@ -416,11 +419,13 @@ class Memory:
             tool_args=tool_args, tool_result=tool_result, agent_id=agent_id, workflow_id=workflow_id,
         )  # fmt: skip
 
+    @traced_memory(UPDATE_MEMORY, "working_pins", "session")
     @translated
     def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
         """Pin a value the workflow depends on; no summary ever rewrites it."""
         return self.working.pin(session_id, name, value, source=source)
 
+    @traced_memory(CREATE_MEMORY, "learned_facts", "customer")
     @translated
     def learn(
         self,
@@ -475,6 +480,7 @@ class Memory:
             as_of=as_of, party_kind=party_kind,
         )  # fmt: skip
 
+    @traced_memory(SEARCH_MEMORY, "erp_documents", "customer")
     @translated
     def lookup_document(
         self, customer_id: str, number: str, *, tenant: str | None = None, party_kind: str = "customer"
@@ -486,6 +492,7 @@ class Memory:
         scope = Scope.of(self.tenant_name(tenant), customer_id)
         return lookup_document(self.engine, scope, number, party_kind=party_kind)
 
+    @traced_memory(DELETE_MEMORY, None, "customer")
     @translated
     def erp_history(
         self,

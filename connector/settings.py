@@ -351,6 +351,8 @@ class TelemetrySettings(Section):
     console: bool = False  # print spans and metrics to stderr (also: connector --otel-console)
     otlp: bool = False  # export over OTLP to the collector in OTEL_EXPORTER_OTLP_ENDPOINT
     service_name: str = "erp-memory-connector"
+    # each export (retries included) gives up after this long: a dead collector costs seconds at exit
+    export_timeout_s: float = Field(default=2.0, gt=0, le=60)
 
 
 class Settings(BaseSettings):

@@ -1,4 +1,4 @@
-"""OpenTelemetry traces and metrics: sync runs and pages, context builds, recalls, LLM calls.
+"""OpenTelemetry traces and metrics: memory reads and writes, context builds, sync runs, LLM calls.
 
 Everything goes through ``opentelemetry-api``, which does nothing until an SDK is configured:
 ``connector --otel-console ...`` (or ``otel.console``) prints spans and metrics to stderr, and
@@ -6,40 +6,50 @@ Everything goes through ``opentelemetry-api``, which does nothing until an SDK i
 ``OTEL_EXPORTER_OTLP_*`` variables. An application that configures its own SDK gets the same
 spans under the tracer and meter named ``connector``.
 
+Memory operations follow the OpenTelemetry GenAI memory conventions: a span named for its
+``gen_ai.operation.name`` (``search_memory``, ``create_memory``, ``update_memory``,
+``delete_memory``) with ``gen_ai.memory.store.id``, ``gen_ai.memory.record.id`` and
+``gen_ai.memory.record.count``; the conventions have no scope, so ``connector.memory.scope``
+(``customer`` or ``session``) and the tenant, customer and session ids are the project's own.
+Durations are in seconds, as the conventions have them.
+
 Attributes carry ids and counts only (tenant, customer and session ids, stream names, record,
 token and hit counts, timings): never a query, a prompt, a case or turn text, or a secret. A
 failure is recorded as its exception type, never its message.
 
-The instrumented code calls the decorators and the reporter below, so each hot path gains one
-line; the instruments live in a :class:`Telemetry` that tests can swap for in-memory providers.
+The instrumented code calls the decorators below (the sync's reporter lives with the sync, in
+:mod:`connector.sync.tracing`), so each hot path gains one line; the instruments live in a
+:class:`Telemetry` that tests can swap for in-memory providers. :func:`shutdown` flushes what a
+configured SDK holds; the CLI calls it on every way out (end of run, SIGINT, SIGTERM).
 """
 
 from __future__ import annotations
 
 import atexit
 import functools
+import inspect
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from opentelemetry import metrics, trace
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from connector.errors import ConfigError
-
-if TYPE_CHECKING:
-    from connector.sync.progress import Reporter
-    from connector.sync.result import StreamResult
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 SCOPE = "connector"
+
+# gen_ai.operation.name values of the GenAI memory conventions
+SEARCH_MEMORY = "search_memory"
+CREATE_MEMORY = "create_memory"
+UPDATE_MEMORY = "update_memory"
+DELETE_MEMORY = "delete_memory"
 
 
 class Telemetry:
@@ -59,16 +69,18 @@ class Telemetry:
             "connector.sync.lag", unit="s", description="How far a stream's watermark trails the run's end"
         )
         self.context_duration = meter.create_histogram(
-            "connector.context.duration", unit="ms", description="build_context latency"
+            "connector.context.duration", unit="s", description="build_context latency"
         )
         self.context_tokens = meter.create_histogram(
             "connector.context.tokens", unit="{token}", description="Tokens of a built context"
         )
-        self.recall_duration = meter.create_histogram(
-            "connector.recall.duration", unit="ms", description="Past-case recall latency"
+        self.memory_duration = meter.create_histogram(
+            "connector.memory.operation.duration",
+            unit="s",
+            description="Latency of a memory operation (search_memory, create_memory, ...), by store",
         )
         self.llm_duration = meter.create_histogram(
-            "connector.llm.duration", unit="ms", description="LLM call latency"
+            "gen_ai.client.operation.duration", unit="s", description="LLM call latency"
         )
 
 
@@ -90,9 +102,13 @@ def use(telemetry: Telemetry) -> Telemetry:
 
 # Spans ---------------------------------------------------------------------------------------
 @contextmanager
-def _span(name: str, attributes: dict[str, Any]) -> Iterator[Span]:
+def _span(name: str, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL) -> Iterator[Span]:
     with current().tracer.start_as_current_span(
-        name, attributes=_clean(attributes), record_exception=False, set_status_on_exception=False
+        name,
+        kind=kind,
+        attributes=clean_attributes(attributes),
+        record_exception=False,
+        set_status_on_exception=False,
     ) as span:
         try:
             yield span
@@ -102,7 +118,8 @@ def _span(name: str, attributes: dict[str, Any]) -> Iterator[Span]:
             raise
 
 
-def _clean(attributes: dict[str, Any]) -> dict[str, Any]:
+def clean_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The attributes that have a value (OpenTelemetry refuses None)."""
     return {k: v for k, v in attributes.items() if v is not None}
 
 
@@ -112,12 +129,13 @@ def _customer(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     return {"connector.customer_id": customer_id if isinstance(customer_id, str) else None}
 
 
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
+def _seconds(started: float) -> float:
+    return time.perf_counter() - started
 
 
 def traced_context(build: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Span ``connector.build_context`` plus latency and token metrics around ContextBuilder.build."""
+    """Span ``connector.build_context`` plus latency and token metrics around ContextBuilder.build;
+    the recalls inside it are its ``search_memory`` children."""
 
     @functools.wraps(build)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -128,7 +146,7 @@ def traced_context(build: Callable[_P, _R]) -> Callable[_P, _R]:
         started = time.perf_counter()
         with _span("connector.build_context", attributes) as span:
             result = build(*args, **kwargs)
-            elapsed = _ms(started)
+            elapsed = _seconds(started)
             tenant = getattr(result, "tenant", None)
             span.set_attributes(_context_attributes(result))
             current().context_duration.record(elapsed, {"connector.tenant": tenant or ""})
@@ -152,27 +170,36 @@ def _context_attributes(result: Any) -> dict[str, Any]:
         attributes[f"connector.context.section.{section.name}.tokens"] = section.tokens
         attributes[f"connector.context.section.{section.name}.items"] = len(section.items)
     for step, ms in result.timings_ms.items():
-        attributes[f"connector.context.timing.{step}_ms"] = ms
+        attributes[f"connector.context.duration.{step}"] = ms / 1000  # seconds, like every duration here
     return attributes
 
 
+RECALL_STORES = {"cases": "episodic_cases", "turns": "conversation_turns"}
+
+
 def traced_recall(kind: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
-    """Span ``connector.recall`` and the recall latency metric around a recall method of ``kind``
+    """A ``search_memory`` span and the operation's latency around a recall method of ``kind``
     (``cases``: EpisodicMemory.recall; ``turns``: ConversationMemory.recall)."""
+    store = RECALL_STORES[kind]
 
     def decorate(recall: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(recall)
         def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-            attributes = _customer(args, kwargs) | {
+            attributes = _memory_attributes(SEARCH_MEMORY, store, "customer") | _customer(args, kwargs)
+            attributes |= {
                 "connector.tenant": kwargs.get("tenant"),
                 "connector.recall.kind": kind,
                 "connector.recall.k": kwargs.get("k"),
             }
             started = time.perf_counter()
-            with _span("connector.recall", attributes) as span:
-                hits = recall(*args, **kwargs)
-                span.set_attribute("connector.recall.hits", len(hits) if isinstance(hits, list) else 0)
-                current().recall_duration.record(_ms(started), {"connector.recall.kind": kind})
+            with _span(SEARCH_MEMORY, attributes) as span:
+                try:
+                    hits = recall(*args, **kwargs)
+                finally:
+                    _record_memory_duration(SEARCH_MEMORY, store, started)
+                count = len(hits) if isinstance(hits, list) else 0
+                span.set_attribute("gen_ai.memory.record.count", count)
+                span.set_attribute("connector.recall.hits", count)
                 return hits
 
         return wrapper
@@ -180,22 +207,96 @@ def traced_recall(kind: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     return decorate
 
 
+def traced_memory(
+    operation: str, store: str | None, scope: str
+) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """A GenAI memory span (``operation`` on ``store``, ``scope`` customer or session) and the
+    operation's latency around a ``Memory`` method. The ids come from the call's ``tenant``,
+    ``customer_id`` and ``session_id`` arguments, the record id and count from its result."""
+
+    def decorate(call: Callable[_P, _R]) -> Callable[_P, _R]:
+        signature = inspect.signature(call)
+
+        @functools.wraps(call)
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                named = signature.bind(*args, **kwargs).arguments
+            except TypeError:
+                named = {}
+            attributes = _memory_attributes(operation, store, scope) | {
+                "connector.tenant": _text(named.get("tenant")),
+                "connector.customer_id": _text(named.get("customer_id")),
+                "gen_ai.conversation.id": _text(named.get("session_id")),
+            }
+            started = time.perf_counter()
+            with _span(operation, attributes) as span:
+                try:
+                    result = call(*args, **kwargs)
+                finally:
+                    _record_memory_duration(operation, store, started)
+                span.set_attributes(_written(result))
+                return result
+
+        return wrapper
+
+    return decorate
+
+
+def _memory_attributes(operation: str, store: str | None, scope: str) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": operation,
+        "gen_ai.memory.store.id": store,
+        "connector.memory.scope": scope,
+    }
+
+
+def _record_memory_duration(operation: str, store: str | None, started: float) -> None:
+    current().memory_duration.record(
+        _seconds(started), {"gen_ai.operation.name": operation, "gen_ai.memory.store.id": store or "all"}
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _written(result: object) -> dict[str, Any]:
+    """The record id (an entry, a turn, a fact; never a value) and count of a write's result."""
+    if isinstance(result, dict):  # forget: items removed per store
+        return {"gen_ai.memory.record.count": sum(v for v in result.values() if isinstance(v, int))}
+    record_id: object = getattr(result, "entry_id", None)
+    if record_id is None and hasattr(result, "seq") and hasattr(result, "role"):  # a Turn
+        record_id = f"{getattr(result, 'session_id', '')}#{result.seq}"
+    fact_id = getattr(result, "id", None)
+    if record_id is None and isinstance(fact_id, int):  # a LearnedFact
+        record_id = str(fact_id)
+    return clean_attributes({"gen_ai.memory.record.id": _text(record_id), "gen_ai.memory.record.count": 1})
+
+
 def traced_llm(complete: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Span ``connector.llm`` (model, token usage; never the prompt) around LLMClient.complete."""
+    """A GenAI inference span ``chat {model}`` (model, token usage; never the prompt) and the
+    ``gen_ai.client.operation.duration`` metric around LLMClient.complete."""
 
     @functools.wraps(complete)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         model = getattr(args[0], "model", None) if args else None
         attributes = {
             "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",  # the OpenAI-compatible API is the one spoken
             "gen_ai.request.model": model,
             "connector.llm.json_mode": bool(kwargs.get("json_mode", False)),
         }
         started = time.perf_counter()
-        with _span("connector.llm", attributes) as span:
-            completion = complete(*args, **kwargs)
+        name = f"chat {model}" if model else "chat"
+        with _span(name, attributes, SpanKind.CLIENT) as span:
+            try:
+                completion = complete(*args, **kwargs)
+            finally:
+                current().llm_duration.record(
+                    _seconds(started), {"gen_ai.operation.name": "chat", "gen_ai.request.model": model or ""}
+                )
             span.set_attributes(
-                _clean(
+                clean_attributes(
                     {
                         "gen_ai.response.model": getattr(completion, "model", None),
                         "gen_ai.usage.input_tokens": getattr(completion, "prompt_tokens", None),
@@ -203,118 +304,28 @@ def traced_llm(complete: Callable[_P, _R]) -> Callable[_P, _R]:
                     }
                 )
             )
-            current().llm_duration.record(_ms(started), {"gen_ai.request.model": model or ""})
             return completion
 
     return wrapper
 
 
-# Sync ----------------------------------------------------------------------------------------
-class TracingReporter:
-    """Wraps the sync runner's reporter: a span per (tenant, stream) run, a child span per page,
-    and the record and lag metrics when the run finishes. The inner reporter sees every event."""
-
-    def __init__(self, inner: Reporter) -> None:
-        self.inner = inner
-        self._runs: dict[tuple[str, str], tuple[Span, int]] = {}
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> TracingReporter:
-        self.inner.__enter__()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.inner.__exit__(exc_type, exc, tb)
-
-    def stream_started(self, tenant: str, stream: str, since: datetime | None, until: datetime) -> None:
-        span = current().tracer.start_span(
-            "connector.sync.run",
-            attributes=_clean(
-                {
-                    "connector.tenant": tenant,
-                    "connector.stream": stream,
-                    "connector.sync.window_start": since.isoformat() if since else None,
-                    "connector.sync.window_end": until.isoformat(),
-                }
-            ),
-        )
-        with self._lock:
-            self._runs[(tenant, stream)] = (span, time.time_ns())
-        self.inner.stream_started(tenant, stream, since, until)
-
-    def page_done(self, tenant: str, stream: str, page: int, records: int, total_records: int) -> None:
-        now = time.time_ns()
-        with self._lock:
-            run = self._runs.get((tenant, stream))
-            if run is not None:
-                self._runs[(tenant, stream)] = (run[0], now)
-        if run is not None:
-            page_span = current().tracer.start_span(
-                "connector.sync.page",
-                context=trace.set_span_in_context(run[0]),
-                start_time=run[1],
-                attributes={
-                    "connector.tenant": tenant,
-                    "connector.stream": stream,
-                    "connector.sync.page": page,
-                    "connector.sync.records_read": records,
-                },
-            )
-            page_span.end(end_time=now)
-        self.inner.page_done(tenant, stream, page, records, total_records)
-
-    def stream_finished(self, result: StreamResult) -> None:
-        with self._lock:
-            run = self._runs.pop((result.tenant, result.stream), None)
-        telemetry = current()
-        where = {"connector.tenant": result.tenant, "connector.stream": result.stream}
-        for outcome in ("inserted", "updated", "unchanged", "deleted", "skipped"):
-            count = getattr(result, outcome)
-            if count:
-                telemetry.sync_records.add(count, where | {"connector.sync.outcome": outcome})
-        if result.watermark is not None and result.window_end is not None:
-            lag = (result.window_end - result.watermark).total_seconds()
-            telemetry.sync_lag.set(max(lag, 0.0), where)
-        if run is not None:
-            span = run[0]
-            span.set_attributes(
-                _clean(
-                    {
-                        "connector.sync.run_id": result.run_id,
-                        "connector.sync.mode": result.mode,
-                        "connector.sync.status": result.status,
-                        "connector.sync.pages": result.pages,
-                        "connector.sync.records_read": result.records_read,
-                        "connector.sync.records_written": result.inserted + result.updated + result.deleted,
-                        "connector.sync.inserted": result.inserted,
-                        "connector.sync.updated": result.updated,
-                        "connector.sync.unchanged": result.unchanged,
-                        "connector.sync.deleted": result.deleted,
-                        "connector.sync.skipped": result.skipped,
-                        "connector.sync.requests": result.requests,
-                        "connector.sync.retries": result.retries,
-                    }
-                )
-            )
-            if result.status == "failed":
-                span.set_status(Status(StatusCode.ERROR, "sync run failed"))
-            span.end()
-        self.inner.stream_finished(result)
-
-    def message(self, level: str, text: str, **fields: Any) -> None:
-        self.inner.message(level, text, **fields)
-
-
 # Configuration -------------------------------------------------------------------------------
+_installed: list[Callable[[], None]] = []  # the shutdown of the SDK configure() installed
+
+
 def configure(
-    *, console: bool = False, otlp: bool = False, service_name: str = "erp-memory-connector"
+    *,
+    console: bool = False,
+    otlp: bool = False,
+    service_name: str = "erp-memory-connector",
+    export_timeout_s: float = 2.0,
 ) -> None:
     """Install an OpenTelemetry SDK that prints to stderr (``console``) and/or exports over OTLP.
 
     Does nothing when neither is asked for (the API stays a no-op, or whatever SDK the host
-    application configured). Providers are flushed when the process exits.
+    application configured). Every export gives up after ``export_timeout_s`` (retries included),
+    so a dead collector delays the exit by seconds, not minutes. :func:`shutdown` flushes and stops
+    the providers; it also runs when the interpreter exits normally.
     """
     if not (console or otlp):
         return
@@ -336,6 +347,7 @@ def configure(
         raise ConfigError(
             "OpenTelemetry output needs the SDK: pip install 'erp-memory-connector[otel]'"
         ) from None
+    timeout_ms = max(1, int(export_timeout_s * 1000))
     resource = Resource.create({"service.name": service_name})
     tracer_provider = TracerProvider(resource=resource)
     metric_exporters: list[MetricExporter] = []
@@ -350,12 +362,35 @@ def configure(
             raise ConfigError(
                 "otel.otlp needs the OTLP exporter: pip install 'erp-memory-connector[otel]'"
             ) from None
-        tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-        metric_exporters.append(OTLPMetricExporter())
-    readers = [PeriodicExportingMetricReader(exporter) for exporter in metric_exporters]
+        tracer_provider.add_span_processor(
+            BatchSpanProcessor(OTLPSpanExporter(timeout=export_timeout_s), export_timeout_millis=timeout_ms)
+        )
+        metric_exporters.append(OTLPMetricExporter(timeout=export_timeout_s))
+    readers = [PeriodicExportingMetricReader(e, export_timeout_millis=timeout_ms) for e in metric_exporters]
     meter_provider = MeterProvider(resource=resource, metric_readers=readers)
     trace.set_tracer_provider(tracer_provider)  # the MCP SDK's request spans go there too
     metrics.set_meter_provider(meter_provider)
     use(Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider))
-    atexit.register(meter_provider.shutdown)
-    atexit.register(tracer_provider.shutdown)
+
+    def stop() -> None:
+        tracer_provider.shutdown()  # ends with the spans' export: before the metrics of the same calls
+        meter_provider.shutdown(timeout_millis=timeout_ms * 2)
+
+    with _lock:
+        first = not _installed
+        _installed.append(stop)
+    if first:
+        atexit.register(shutdown)
+
+
+def shutdown() -> None:
+    """Flush and stop the SDK that :func:`configure` installed (once; later calls do nothing).
+
+    The CLI calls it however a command ends, a signal included; a process killed by a signal it
+    does not handle would skip the interpreter's exit hooks and lose what was not exported yet.
+    """
+    with _lock:
+        stops = list(_installed)
+        _installed.clear()
+    for stop in stops:
+        stop()

@@ -72,3 +72,12 @@ def test_the_schema_module_imports_every_areas_tables() -> None:
     assert declared  # the walk found the areas
     assert declared <= set(sys.modules), declared - set(sys.modules)
     assert connector.schema.metadata.tables.keys() >= {"party", "sync_run", "episodic_entry"}
+
+
+def test_telemetry_imports_nothing_from_the_sync(graph: dict[str, Any]) -> None:
+    """The sync's reporter (connector.sync.tracing) uses telemetry, never the other way round,
+    typing-only imports included: telemetry is a leaf every feature may stand on."""
+    telemetry = [a for a in graph["arrows"] if a["from"] == "connector.telemetry"]
+    assert telemetry  # the graph sees the module's arrows: the check below is not vacuous
+    assert "connector.sync" not in {a["to"] for a in telemetry}
+    assert "connector.telemetry" in _targets(graph, "connector.sync")

@@ -45,6 +45,19 @@ class Recorded:
     def finished(self, name: str) -> list[ReadableSpan]:
         return [s for s in self.spans.get_finished_spans() if s.name == name]
 
+    def writes(self, operation: str, store: str) -> list[ReadableSpan]:
+        spans = self.finished(operation)
+        return [s for s in spans if (s.attributes or {}).get("gen_ai.memory.store.id") == store]
+
+    def units(self) -> dict[str, str]:
+        data = self.metrics.get_metrics_data()
+        return {
+            item.name: item.unit or ""
+            for resource in (data.resource_metrics if data else ())
+            for scope in resource.scope_metrics
+            for item in scope.metrics
+        }
+
     def points(self, metric: str) -> list[Any]:
         data = self.metrics.get_metrics_data()
         found = []
@@ -119,18 +132,38 @@ def test_context_recall_and_llm_spans_carry_ids_and_counts_never_text(
     assert context["connector.context.tokens"] == result.token_count
     assert context["connector.context.warnings"] == len(result.warnings)
     assert context["connector.context.section.recent_turns.tokens"] == result.section("recent_turns").tokens
-    assert context["connector.context.timing.erp_ms"] >= 0
-    recalls = [dict(s.attributes or {}) for s in recorded.finished("connector.recall")]
+    assert context["connector.context.duration.erp"] >= 0
+    searches = recorded.finished("search_memory")
+    recalls = [dict(s.attributes or {}) for s in searches]
+    assert {a["gen_ai.operation.name"] for a in recalls} == {"search_memory"}
     cases = [a for a in recalls if a["connector.recall.kind"] == "cases" and a["connector.recall.k"] == 2]
-    assert cases and cases[0]["connector.recall.hits"] == len(hits)
+    assert cases and cases[0]["gen_ai.memory.record.count"] == len(hits)
+    assert cases[0]["gen_ai.memory.store.id"] == "episodic_cases"
+    assert cases[0]["connector.memory.scope"] == "customer"
     turns = [a for a in recalls if a["connector.recall.kind"] == "turns"]  # the earlier-conversations step
-    assert turns and turns[0]["connector.customer_id"] == "ABARTENDE" and "connector.recall.hits" in turns[0]
-    (llm,) = recorded.finished("connector.llm")
-    assert llm.attributes["gen_ai.request.model"] == "m"  # type: ignore[index]
-    assert llm.attributes["gen_ai.usage.input_tokens"] == 3  # type: ignore[index]
+    assert turns and turns[0]["connector.customer_id"] == "ABARTENDE"
+    assert "gen_ai.memory.record.count" in turns[0]
+    # every recall inside the build is its child: no orphan root span from a pool thread
+    inside = [s for s in searches if s.start_time >= built.start_time and s.end_time <= built.end_time]
+    assert len(inside) >= 2 and {s.parent.span_id for s in inside if s.parent} == {built.context.span_id}
+    assert all(s.parent is not None for s in inside)
+    (turn_write,) = recorded.writes("create_memory", "working_turns")
+    assert turn_write.attributes["gen_ai.memory.record.id"] == "s-9#1"
+    assert turn_write.attributes["gen_ai.conversation.id"] == "s-9"
+    assert turn_write.attributes["connector.memory.scope"] == "session"
+    (case_write,) = recorded.writes("create_memory", "episodic_cases")
+    assert case_write.attributes["connector.customer_id"] == "ABARTENDE"
+    (llm,) = recorded.finished("chat m")
+    assert llm.attributes["gen_ai.operation.name"] == "chat"
+    assert llm.attributes["gen_ai.request.model"] == "m"
+    assert llm.attributes["gen_ai.usage.input_tokens"] == 3
     assert [p.count for p in recorded.points("connector.context.duration")] == [1]
     assert [p.sum for p in recorded.points("connector.context.tokens")] == [result.token_count]
-    assert recorded.points("connector.recall.duration") and recorded.points("connector.llm.duration")
+    assert recorded.points("connector.memory.operation.duration")
+    assert recorded.points("gen_ai.client.operation.duration")
+    units = recorded.units()
+    assert units["connector.context.duration"] == units["connector.memory.operation.duration"] == "s"
+    assert units["gen_ai.client.operation.duration"] == "s"
 
     forbidden = [CASE_TEXT, TURN_TEXT, QUERY_TEXT, LLM_SUMMARY, "Replaced", "stools", "sk-otel-secret"]
     for span in recorded.spans.get_finished_spans():

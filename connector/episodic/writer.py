@@ -28,7 +28,6 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -47,6 +46,7 @@ from connector.errors import ErasedCustomerError, StoreError
 from connector.lexical.tokens import term_counts
 from connector.scope import Scope, require_id
 from connector.storable import REPLACEMENT, storable, storable_text
+from connector.threads import ContextThreadPoolExecutor
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
@@ -192,7 +192,7 @@ class CaseWriter:
             self._keep(self._prepared_for(cases, windows))
             return self._write_chunk(cases, now, windows)
         results: list[RecordedCase] = []
-        with ThreadPoolExecutor(1, thread_name_prefix="episodic-embed-ahead") as ahead:
+        with ContextThreadPoolExecutor(1, thread_name_prefix="episodic-embed-ahead") as ahead:
             prepared = ahead.submit(self._prepared_for, chunks[0], windows)
             for number, chunk in enumerate(chunks):
                 self._keep(prepared.result())

@@ -64,8 +64,8 @@ from connector.sync.state import (
     save_state,
     stream_kinds,
 )
+from connector.sync.tracing import TracingReporter
 from connector.sync.window import Window, next_watermark, window_for
-from connector.telemetry import TracingReporter
 
 log = logging.getLogger(__name__)
 
