@@ -28,7 +28,7 @@ class ContextThreadPoolExecutor(ThreadPoolExecutor):
 
     def submit(self, fn: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> Future[_R]:
         context = contextvars.copy_context()
-        return super().submit(fn, *args, **kwargs)  # type: ignore[arg-type]
+        return super().submit(context.run, fn, *args, **kwargs)  # type: ignore[arg-type]
 
 
 class LazyPool:
