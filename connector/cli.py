@@ -29,7 +29,6 @@ from connector.commands import (
 from connector.commands._terminate import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
-    Terminated,
     terminate_by_exception,
 )
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, ErasureIncomplete, StoreError
@@ -106,7 +105,9 @@ def _run(args: argparse.Namespace, handler: Callable[[argparse.Namespace], int |
     try:
         _observe(args)
         return int(handler(args) or 0)
-    except Terminated:
+    except SystemExit as exc:
+        if exc.code != EXIT_TERMINATED:
+            raise
         print("connector: terminated", file=sys.stderr)
         return EXIT_TERMINATED
     except AlreadyRunning as exc:

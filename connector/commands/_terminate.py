@@ -2,7 +2,7 @@
 
 Python's default for SIGTERM kills the process at once: no ``finally`` block, no context
 manager's exit, no exit hook, so spans and metrics not yet exported are lost. Raising
-:class:`Terminated` instead closes the stores and lets the CLI flush telemetry and exit 143, as a
+``SystemExit(143)`` instead closes the stores and lets the CLI flush telemetry and exit 143, as a
 shell reports a process ended by SIGTERM. Commands that stop gracefully install handlers of their
 own for their duration (the sync's stop flag); uvicorn restores this one after its shutdown and
 raises the signal again, which lands here.
@@ -20,17 +20,13 @@ EXIT_TERMINATED = 128 + signal.SIGTERM  # 143
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # 130
 
 
-class Terminated(BaseException):
-    """SIGTERM arrived (a BaseException, like KeyboardInterrupt: no ``except Exception`` eats it)."""
-
-
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
+    raise SystemExit(EXIT_TERMINATED)  # a BaseException: no ``except Exception`` on the way eats it
 
 
 @contextmanager
 def terminate_by_exception() -> Iterator[None]:
-    """Turn SIGTERM into :class:`Terminated` for the block (main thread only)."""
+    """Turn SIGTERM into ``SystemExit(143)`` for the block (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
