@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from connector import telemetry
 from connector.commands import (
     context,
+    conversations,
     db,
     doctor,
     episodic,
@@ -37,7 +38,9 @@ from connector.redact import install_log_redaction, redact
 from connector.settings import Settings, TelemetrySettings, load_settings
 
 # Each provides register(subparsers); this order is the order of `connector --help`.
-COMMAND_MODULES = (db, doctor, fake_erp, sync, schedule, episodic, maintenance, context, forget, mcp)
+COMMAND_MODULES = (
+    db, doctor, fake_erp, sync, schedule, episodic, conversations, maintenance, context, forget, mcp,
+)  # fmt: skip
 
 EXIT_OK = 0
 EXIT_ERROR = 1

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from connector.context import ContextBuilder, ContextResult
     from connector.context.lookup import DocumentDetail
     from connector.conversations import ConversationMemory, TurnHit
+    from connector.conversations.importer import ImportReport
     from connector.embeddings import MiniLMEmbedder, OpenAIEmbedder
     from connector.embeddings.base import Embedder
     from connector.episodic import EpisodicMemory
@@ -412,14 +413,48 @@ class Memory:
         tool_result: Any = None,
         agent_id: str | None = None,
         workflow_id: str | None = None,
+        occurred_at: datetime | None = None,
+        external_id: str | None = None,
     ) -> Turn:
-        """Append a conversation turn (or a tool call with structured result) to working memory."""
+        """Append a conversation turn (or a tool call with structured result) to working memory;
+        ``occurred_at`` dates it (default now), ``external_id`` is the caller's message id."""
         return self.working.record_turn(
             session_id, customer_id, role, content, tenant=tenant, tool_name=tool_name,
             tool_args=tool_args, tool_result=tool_result, agent_id=agent_id, workflow_id=workflow_id,
+            occurred_at=occurred_at, external_id=external_id,
         )  # fmt: skip
 
     @traced_memory(UPDATE_MEMORY, "working_pins", "session")
+    @translated
+    def import_conversations(
+        self,
+        source: str | Path | Iterable[Mapping[str, Any]],
+        *,
+        tenant: str | None = None,
+        skip_bad: bool = False,
+        allow_unknown_customers: bool | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ImportReport:
+        """Import a conversation history: a JSON Lines file (its path) or records, one turn each.
+
+        Dates are kept (retention counts from them), a message whose ``external_id`` its session
+        already holds is skipped, and every imported turn is recallable when this returns. Any bad
+        line raises ``InvalidImportError`` naming each and nothing is written, unless ``skip_bad``
+        (the sessions holding one are left out whole). ``allow_unknown_customers`` defaults to
+        ``episodic.allow_unknown_customers``. See docs/guides/conversations-import.md."""
+        from connector.conversations.importer import Importer, records_of
+
+        allow = allow_unknown_customers
+        if allow is None:
+            allow = self.settings.episodic.allow_unknown_customers
+        importer = Importer(
+            self.engine, writer=self.working, index=self._conversations_on(), erasures=self.erasures,
+            default_tenant=self.tenant_name(tenant), now=self.clock.now(),
+            window_start=self.conversations.window_start(),
+            allow_unknown_customers=allow,
+        )  # fmt: skip
+        return importer.run(records_of(source), skip_bad=skip_bad, progress=progress)
+
     @translated
     def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
         """Pin a value the workflow depends on; no summary ever rewrites it."""

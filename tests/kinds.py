@@ -41,6 +41,7 @@ MODEL_MODULES = {
     "test_context_answers_bench",
     "test_context_cli",
     "test_conversations",
+    "test_conversations_import",
     "test_demo",
     "test_doctor",
     "test_embeddings_minilm",

@@ -111,51 +111,76 @@ def indexed_text(role: str, content: str) -> str | None:
 
 def index_session(conv: ConversationMemory, sid: str) -> int:
     """Index every turn of session ``sid`` not indexed yet; returns how many turns were indexed."""
+    return index_sessions(conv, [sid])
+
+
+def index_sessions(conv: ConversationMemory, sids: Sequence[str]) -> int:
+    """Index the turns not indexed yet of every session in ``sids``; returns how many were indexed.
+
+    The sessions' texts are embedded in one call and their vectors written in one upsert: an import
+    of many short sessions then runs the embedder on batches as large as one long session's."""
     total = 0
-    while True:
-        pending = _pending(conv, sid)
-        if pending is None or not pending.turns:
-            return total
-        total += _index_batch(conv, sid, pending)
-        if len(pending.turns) < BATCH:
-            return total
+    todo = list(dict.fromkeys(sids))
+    while todo:
+        pendings = [(sid, p) for sid in todo if (p := _pending(conv, sid)) is not None and p.turns]
+        if not pendings:
+            break
+        total += _index_batches(conv, pendings)
+        todo = [sid for sid, p in pendings if len(p.turns) >= BATCH]
+    return total
 
 
-def _index_batch(conv: ConversationMemory, sid: str, pending: _Pending) -> int:
-    scope = pending.scope
+def _index_batches(conv: ConversationMemory, pendings: Sequence[tuple[str, _Pending]]) -> int:
+    """Steps 2-5 for one batch of each session: one embedding call and one vector write for all."""
     cutoff = conv.window_start()
-    chosen = []
-    for t in pending.turns:
-        text = indexed_text(t.role, t.content)
-        if text is not None and t.created_at >= cutoff:
-            chosen.append((t, text))
-    new_upto = int(pending.turns[-1].seq)
-    if not chosen:  # only tool or blank turns: the progress moves, nothing is embedded
-        _commit(conv, sid, pending, new_upto, [], [])
-        return 0
+    chosen_per: list[list[tuple[Any, str]]] = []
+    for _, pending in pendings:
+        chosen = []
+        for t in pending.turns:
+            text = indexed_text(t.role, t.content)
+            if text is not None and t.created_at >= cutoff:
+                chosen.append((t, text))
+        chosen_per.append(chosen)
+    texts = [text for chosen in chosen_per for _, text in chosen]
     embedder = conv.embedder
-    vectors = embedder.embed([text for _, text in chosen])
-    rows = [
-        {
-            "id": turn_id(scope.tenant, sid, int(t.seq)),
-            "tenant": scope.tenant,
-            "customer_id": scope.customer_id,
-            "session_id": sid,
-            "seq": int(t.seq),
-            "occurred_at": t.created_at,
-            "vector_hash": vector_hash(embedder.model_id, text),
-        }
-        for t, text in chosen
-    ]
-    if not _commit(conv, sid, pending, new_upto, rows, [text for _, text in chosen]):
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32) if texts else None
+    ids: list[str] = []
+    metadatas: list[dict[str, str]] = []
+    parts: list[Any] = []
+    written: dict[Scope, list[str]] = {}
+    offset = 0
+    for (sid, pending), chosen in zip(pendings, chosen_per, strict=True):
+        scope = pending.scope
+        rows = [
+            {
+                "id": turn_id(scope.tenant, sid, int(t.seq)),
+                "tenant": scope.tenant,
+                "customer_id": scope.customer_id,
+                "session_id": sid,
+                "seq": int(t.seq),
+                "occurred_at": t.created_at,
+                "vector_hash": vector_hash(embedder.model_id, text),
+            }
+            for t, text in chosen
+        ]
+        start, offset = offset, offset + len(chosen)
+        new_upto = int(pending.turns[-1].seq)  # tool or blank turns only: the progress moves all the same
+        if not _commit(conv, sid, pending, new_upto, rows, [text for _, text in chosen]) or not rows:
+            continue
+        ids += [row["id"] for row in rows]
+        metadatas += [{**_scope_row(scope), HASH_KEY: row["vector_hash"]} for row in rows]
+        assert vectors is not None
+        parts.append(vectors[start:offset])
+        written.setdefault(scope, []).extend(row["id"] for row in rows)
+    if not ids:
         return 0
-    ids = [row["id"] for row in rows]
-    metadatas = [{**_scope_row(scope), HASH_KEY: row["vector_hash"]} for row in rows]
-    conv.index.upsert(ids, np.asarray(vectors, dtype=np.float32), metadatas)
-    if conv.erasures.is_erased(scope):  # forget ran meanwhile and may have missed these
-        remove(conv, ids)
-        return 0
-    return len(rows)
+    conv.index.upsert(ids, np.concatenate(parts), metadatas)
+    indexed = len(ids)
+    for scope, scope_ids in written.items():
+        if conv.erasures.is_erased(scope):  # forget ran meanwhile and may have missed these
+            remove(conv, scope_ids)
+            indexed -= len(scope_ids)
+    return indexed
 
 
 def _commit(

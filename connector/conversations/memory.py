@@ -12,7 +12,7 @@ indexed turns as to cases; ``forget`` removes rows, postings and vectors.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -110,6 +110,10 @@ class ConversationMemory:
     def index_session(self, session_id: str) -> int:
         """Index the session's turns not indexed yet, now, on the caller's thread."""
         return indexer.index_session(self, session_id)
+
+    def index_sessions(self, session_ids: Sequence[str]) -> int:
+        """Index these sessions' turns not indexed yet, now, embedding them together (imports)."""
+        return indexer.index_sessions(self, session_ids)
 
     def index_pending(self, *, limit: int | None = None) -> IndexReport:
         """Index every session with turns not indexed yet (catch-up; also what :meth:`flush` runs)."""

@@ -44,6 +44,11 @@ class TurnHit:
         return self.turn.seq
 
     @property
+    def external_id(self) -> str | None:
+        """The caller's id of the hit turn's message (given at import or ``record_turn``), if any."""
+        return self.turn.external_id
+
+    @property
     def window(self) -> tuple[Turn, ...]:
         """The hit with its neighbours, in session order."""
         return (*self.before, self.turn, *self.after)

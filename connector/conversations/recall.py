@@ -169,6 +169,7 @@ _TURNS = (
     sa.select(
         *(_turn_t.c[name] for name in ("session_id", "seq", "role", "content", "created_at", "tool_name")),
         *_TOOL_JSON,
+        _turn_t.c.external_id,
     )
     .join(_session_t, _session_t.c.session_id == _turn_t.c.session_id)
     .where(
@@ -191,9 +192,8 @@ def _read_turns(
     if not wanted:
         return {}
     params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "after": cutoff, "turns": wanted}
+    # A row is (session_id, seq, role, content, created_at, tool_name, tool_args, tool_result, external_id).
     return {
-        (session_id, int(seq)): Turn(session_id, int(seq), role, content, created_at, tool, args, result)
-        for session_id, seq, role, content, created_at, tool, args, result in conn.execute(
-            _TURNS, params
-        ).all()
+        (r[0], int(r[1])): Turn(r[0], int(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8])
+        for r in conn.execute(_TURNS, params).all()
     }

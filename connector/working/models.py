@@ -30,17 +30,24 @@ class Turn:
     tool_name: str | None = None
     tool_args: Any = None
     tool_result: Any = None
+    external_id: str | None = None  # the caller's id of the message (imports), if it gave one
 
 
 @dataclass(frozen=True, slots=True)
 class NewTurn:
-    """A turn to append with :meth:`WorkingMemory.record_turns`."""
+    """A turn to append with :meth:`WorkingMemory.record_turns`.
+
+    ``occurred_at``: when the turn was said (timezone-aware, not in the future; default: now), so an
+    imported history keeps its dates and retention counts from them. ``external_id``: the caller's
+    id of the message, returned with recall hits; unique within a session."""
 
     role: str
     content: str
     tool_name: str | None = None
     tool_args: Any = None
     tool_result: Any = None
+    occurred_at: datetime | None = None
+    external_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import fields, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import sqlalchemy as sa
@@ -66,6 +67,45 @@ def _insert(conn: Connection, table: sa.Table) -> Any:
 
 def _clean_text(value: str) -> str:
     return storable_text(value, nul=REPLACEMENT)
+
+
+MAX_EXTERNAL_ID = 255
+_FUTURE_SLACK = timedelta(minutes=5)  # clocks of the source and of this process disagree a little
+
+
+def _occurred_at(value: datetime | None, now: datetime) -> datetime:
+    """When a turn was said: ``now`` by default; a given date must carry its timezone and not lie
+    ahead of ``now`` (a turn dated in the future would outlive retention and lead every recall)."""
+    if value is None:
+        return now
+    if not isinstance(value, datetime):
+        raise InvalidTurnError(f"occurred_at must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidTurnError("occurred_at must carry a timezone (e.g. 2025-03-01T09:30:00+00:00)")
+    when = value.astimezone(UTC)
+    if when > now + _FUTURE_SLACK:
+        raise InvalidTurnError(f"occurred_at {when.isoformat()} is in the future (now {now.isoformat()})")
+    return when
+
+
+def _external_id(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_EXTERNAL_ID:
+        raise InvalidTurnError(f"external_id must be non-blank text of at most {MAX_EXTERNAL_ID} characters")
+    return value
+
+
+def _external_taken(engine: Engine, sid: str, prepared: Sequence[Any]) -> bool:
+    """Whether the append failed because the session already holds one of its external ids."""
+    wanted = [p[6] for p in prepared if p[6] is not None]
+    with engine.connect() as conn:
+        found = conn.execute(
+            sa.select(turn_t.c.external_id)
+            .where(turn_t.c.session_id == sid, turn_t.c.external_id.in_(wanted))
+            .limit(1)
+        ).first()
+    return found is not None or len(set(wanted)) < len(wanted)
 
 
 # The columns of the records they make, in their fields' order (the records are built from tuples).
@@ -143,14 +183,22 @@ class WorkingMemory:
         tool_result: Any = None,
         agent_id: str | None = None,
         workflow_id: str | None = None,
+        occurred_at: datetime | None = None,
+        external_id: str | None = None,
     ) -> Turn:
         """Append a turn; a tool turn's amounts, dates and document numbers are pinned.
 
         Creates the session on first use. A session belongs to one (tenant, customer): a turn
         for another customer raises ScopeError and stores nothing. Folds older turns into the
         running summary when enough have accumulated; a failing LLM leaves them for the next fold.
+        ``occurred_at``: when it was said (default now; timezone-aware, not in the future);
+        retention counts from it. ``external_id``: the caller's id of the message, returned with
+        recall hits (unique within the session).
         """
-        turn = NewTurn(role, content, tool_name=tool_name, tool_args=tool_args, tool_result=tool_result)
+        turn = NewTurn(
+            role, content, tool_name=tool_name, tool_args=tool_args, tool_result=tool_result,
+            occurred_at=occurred_at, external_id=external_id,
+        )  # fmt: skip
         return self.record_turns(
             session_id, customer_id, [turn], tenant=tenant, agent_id=agent_id, workflow_id=workflow_id
         )[0]
@@ -170,23 +218,50 @@ class WorkingMemory:
         The turns get consecutive seqs even when other processes append to the session at the
         same time; a fold, if due, runs once afterwards.
         """
+        stored, last_seq, summary_upto = self.append(
+            session_id, customer_id, turns, tenant=tenant, agent_id=agent_id, workflow_id=workflow_id
+        )
+        if not stored:
+            return stored
+        if self.listener is not None:
+            self.listener.turns_recorded(stored[0].session_id)
+        self._maybe_fold(stored[0].session_id, last_seq, summary_upto)
+        return stored
+
+    def append(
+        self,
+        session_id: str,
+        customer_id: str,
+        turns: Sequence[NewTurn],
+        *,
+        tenant: str | None = None,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+    ) -> tuple[list[Turn], int, int]:
+        """Store the turns in one transaction, telling no listener and folding nothing (an import
+        indexes what it wrote itself; its old sessions need no running summary until continued).
+
+        Returns the stored turns, the session's last seq and the seq its summary covers.
+        """
         scope = Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
         sid = require_id(session_id, "session_id")
         if not turns:
-            return []
+            return [], 0, 0
         self.erasures.require_writable(scope)
         limit = self.settings.max_pins_per_result
+        now = self.clock.now()
         prepared = []
         for t in turns:
             if t.role not in ROLES:
                 raise InvalidTurnError(f"role must be one of {', '.join(ROLES)}, got {t.role!r}")
             if not isinstance(t.content, str):
                 raise InvalidTurnError(f"content must be text, got {type(t.content).__name__}")
+            when = _occurred_at(t.occurred_at, now)
+            external = _external_id(t.external_id)
             args = json_safe(t.tool_args) if t.tool_args is not None else None
             result = json_safe(t.tool_result) if t.tool_result is not None else None
             values = extract_values(t.tool_name, result, limit=limit) if result is not None else []
-            prepared.append((t, _clean_text(t.content), args, result, values))
-        now = self.clock.now()
+            prepared.append((t, _clean_text(t.content), args, result, values, when, external))
         session_row = {
             "session_id": sid,
             "tenant": scope.tenant,
@@ -233,32 +308,40 @@ class WorkingMemory:
                                 "tool_name": t.tool_name,
                                 "tool_args": args,
                                 "tool_result": result,
-                                "created_at": now,
+                                "created_at": when,
+                                "external_id": external,
                             }
-                            for i, (t, content, args, result, _) in enumerate(prepared)
+                            for i, (t, content, args, result, _, when, external) in enumerate(prepared)
                         ],
                     )
-                    for i, (t, _, _, _, values) in enumerate(prepared):
+                    for i, (t, _, _, _, values, _, _) in enumerate(prepared):
                         source = f"tool {t.tool_name or 'result'}, turn {first + i}"
                         pins = [(v.name, v.value, v.kind) for v in values]
                         self._upsert_pins(conn, sid, pins, source, first + i, False, now)
-                    if any(values for *_, values in prepared):
+                    if any(p[4] for p in prepared):
                         self._evict_extracted_pins(conn, sid)
                 break
-            except (IntegrityError, OperationalError) as exc:
+            except IntegrityError as exc:
+                if any(p[6] is not None for p in prepared) and _external_taken(self.engine, sid, prepared):
+                    raise InvalidTurnError(
+                        f"session {sid!r} already has a turn with one of these external ids"
+                    ) from None
+                if attempt == _APPEND_ATTEMPTS:
+                    raise StoreError(
+                        f"could not append to session {sid!r} after {attempt} attempts: {type(exc).__name__}"
+                    ) from None
+                log.debug("append to %s conflicted (attempt %d), retrying", sid, attempt)
+            except OperationalError as exc:
                 if attempt == _APPEND_ATTEMPTS:
                     raise StoreError(
                         f"could not append to session {sid!r} after {attempt} attempts: {type(exc).__name__}"
                     ) from None
                 log.debug("append to %s conflicted (attempt %d), retrying", sid, attempt)
         stored = [
-            Turn(sid, first + i, t.role, content, now, t.tool_name, args, result)
-            for i, (t, content, args, result, _) in enumerate(prepared)
+            Turn(sid, first + i, t.role, content, when, t.tool_name, args, result, external)
+            for i, (t, content, args, result, _, when, external) in enumerate(prepared)
         ]
-        if self.listener is not None:
-            self.listener.turns_recorded(sid)
-        self._maybe_fold(sid, int(row.last_seq), int(row.summary_upto_seq))
-        return stored
+        return stored, int(row.last_seq), int(row.summary_upto_seq)
 
     def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
         """Pin ``value`` under ``name`` in an existing session; explicit pins win over extracted ones."""

@@ -45,7 +45,11 @@ class WorkTurn(SQLModel, table=True):
     """One user/assistant message or tool call; ``seq`` is dense and ordered per session."""
 
     __tablename__ = "work_turn"
-    __table_args__ = (sa.UniqueConstraint("session_id", "seq", name="uq_work_turn_seq"),)
+    __table_args__ = (
+        sa.UniqueConstraint("session_id", "seq", name="uq_work_turn_seq"),
+        # An imported message is stored once per session: a re-import finds it by its id.
+        sa.Index("uq_work_turn_external", "session_id", "external_id", unique=True),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     session_id: str = Field(max_length=128)
@@ -56,6 +60,7 @@ class WorkTurn(SQLModel, table=True):
     tool_args: Any = Field(default=None, sa_column=sa.Column(JSONType, nullable=True))
     tool_result: Any = Field(default=None, sa_column=sa.Column(JSONType, nullable=True))
     created_at: datetime = Field(sa_column=sa.Column(UTCDateTime(), nullable=False))
+    external_id: str | None = Field(default=None, max_length=255)
 
 
 class WorkPin(SQLModel, table=True):
