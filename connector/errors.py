@@ -18,6 +18,8 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     ├── InvalidCaseError            a case or recall argument that cannot be used (connector.episodic.models)
     ├── InvalidRecallError          a past-conversation recall argument that cannot be used
     │                               (connector.conversations.models)
+    ├── InvalidImportError          lines of a conversation import that cannot be used; nothing was
+    │                               imported (connector.conversations.import_lines)
     ├── ContextInputError           a build_context argument that cannot be used (connector.context.query)
     ├── UnknownDocumentError        lookup_document found no single document (connector.context.lookup)
     ├── ERPError                    anything an ERP adapter raises
