@@ -100,7 +100,11 @@ def test_version_choice_prefers_the_newest_supported() -> None:
     }
     index["endpoints"].append({"name": "Manufacturing", "version": "26.200.001"})
     assert choose_version(index) == "25.200.001"
-    assert choose_version({"endpoints": [{"name": "Default", "version": "30.100.001"}]}) == "30.100.001"
+    unsupported = {"endpoints": [{"name": "Default", "version": v} for v in ("30.100.001", "19.100.001")]}
+    with pytest.raises(
+        ERPProtocolError, match=r"version\(s\) 19\.100\.001, 30\.100\.001; this project supports 20"
+    ):
+        choose_version(unsupported)
     with pytest.raises(ERPProtocolError, match="no 'Default' endpoint"):
         choose_version({"endpoints": [{"name": "eCommerce", "version": "24.200.001"}]})
     with pytest.raises(ERPProtocolError, match="endpoints"):

@@ -175,6 +175,7 @@ def test_entity_lists_the_default_endpoint_versions(client: httpx.Client, fake: 
     body = client.get("/entity").json()
     assert [(e["name"], e["version"]) for e in body["endpoints"]] == [
         ("Default", "20.200.001"),
+        ("Default", "22.200.001"),
         ("Default", "23.200.001"),
         ("Default", "24.200.001"),
         ("Default", "25.200.001"),

@@ -1,8 +1,9 @@
 """The adapters map the real-shaped fakes with 0 field mismatches: every stored column equals the
 value the fake holds for it, through a real sync on SQLite and PostgreSQL, one case per ERP,
-endpoint and stream (Acumatica on the 25.200.001 endpoint and on 20.200.001, which lacks
-CreditLimit, Email and TaxExemptionNumber; SAP over OData v2), and all Acumatica streams synced
-together keep every record."""
+endpoint and stream (Acumatica on every endpoint version from 20.200.001 to 26.200.001, each
+serving what its published contract defines: the fields a version lacks are read from their
+fallback or stay empty; SAP over OData v2), and all Acumatica streams synced together keep every
+record."""
 
 from __future__ import annotations
 
@@ -17,13 +18,16 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from connector.adapters.acumatica import AcumaticaAdapter
+from connector.adapters.acumatica import AcumaticaAdapter, contract
 from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
 from connector.db.upsert import case_t, document_t, party_t
 from connector.memory import Memory
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.testing import FakeAcumatica
+from connector.testing.acumatica import ALL_VERSIONS
+from connector.testing.acumatica_schema import ENTITIES as ENTITY_DEFS
+from connector.testing.acumatica_schema import view
 from connector.testing.sap import FakeSAP
 
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
@@ -119,6 +123,7 @@ LEDGER: dict[str, Expect] = {
 }
 INVOICE = {
     **LEDGER,
+    "currency": lambda v: v["custom"]["Document.CuryID"],  # no Invoice field: the DAC's, via $custom
     "party_external_id": lambda v: v["Customer"],
     "customer_ref": lambda v: v["CustomerOrder"],
 }
@@ -154,6 +159,8 @@ CASE: dict[str, Expect] = {
     "case_class": lambda v: v["ClassID"],
     "reported_at": lambda v: v["DateReported"],
     "closed_at": lambda v: v["ClosingDate"],
+    # ClosureNotes from 26.200.001, the description's "Resolution:" paragraph before: the same text
+    "resolution": lambda v: v["ClosureNotes"],
     "source_modified_at": lambda v: v["LastModifiedDateTime"],
 }
 
@@ -216,13 +223,26 @@ class Entity:
         return f"{self.erp}-{self.version}-{self.stream}"
 
 
+def _defines(version: str, entity: str, field: str) -> bool:
+    return contract.field_type(version, entity, field) is not None
+
+
 def _acumatica_customer(version: str) -> dict[str, Expect]:
+    """What a version's contract lacks is read from its fallback, or empty."""
     customer = dict(CUSTOMER)
-    if version == "20.200.001":  # the endpoint lacks these: the fallbacks, or empty
+    if not _defines(version, "Customer", "CreditLimit"):
         customer["credit_limit"] = lambda v: _num(v["CreditVerificationRules"]["CreditLimit"])
+    if not _defines(version, "Customer", "Email"):
         customer["email"] = _linked("MainContact", "Email")
+    if not _defines(version, "Customer", "TaxExemptionNumber"):
         customer["extra.tax_exemption_number"] = lambda v: None
     return customer
+
+
+def _key(version: str, entity: str, *fields: str) -> Callable[[Mapping[str, Any]], str]:
+    """The external id: the key values joined by "/", a select value's ID from 26.200.001 on."""
+    wire = view(ENTITY_DEFS[entity], version)
+    return lambda v: "/".join(str(wire.code_of(field, v[field])) for field in fields)
 
 
 def _acumatica(
@@ -233,10 +253,12 @@ def _acumatica(
     key: Callable[[Mapping[str, Any]], str],
     columns: Mapping[str, Expect],
 ) -> Entity:
-    """An Acumatica stream: its records are the fake's entity table of the same name."""
+    """An Acumatica stream: its records are the fake's entity table of the same name (with the
+    row's ``$custom`` fields under ``custom``)."""
 
     def records(fake: FakeAcumatica) -> dict[str, Any]:
-        return {key(row.values): row.values for row in fake.tables[stream].ordered()}
+        rows = fake.tables[stream].ordered()
+        return {key(row.values): {**row.values, "custom": row.custom or {}} for row in rows}
 
     return Entity("acumatica", version, stream, table, where, records, lambda _: columns)
 
@@ -244,15 +266,17 @@ def _acumatica(
 def _acumatica_entities(version: str) -> list[Entity]:
     customer, vendor = {"kind": "customer"}, {"kind": "vendor"}
     sold, bought = {"party_kind": "customer"}, {"party_kind": "vendor"}
+    streams = [
+        ("Customer", party_t, customer, ("CustomerID",), _acumatica_customer(version)),
+        ("Vendor", party_t, vendor, ("VendorID",), VENDOR),
+        ("Invoice", document_t, sold, ("Type", "ReferenceNbr"), INVOICE),
+        ("SalesOrder", document_t, sold, ("OrderType", "OrderNbr"), ORDER),
+        ("Bill", document_t, bought, ("Type", "ReferenceNbr"), BILL),
+        ("Case", case_t, {}, ("CaseID",), CASE),
+    ]
     return [
-        _acumatica(
-            version, "Customer", party_t, customer, lambda v: v["CustomerID"], _acumatica_customer(version)
-        ),
-        _acumatica(version, "Vendor", party_t, vendor, lambda v: v["VendorID"], VENDOR),
-        _acumatica(version, "Invoice", document_t, sold, _two("Type", "ReferenceNbr"), INVOICE),
-        _acumatica(version, "SalesOrder", document_t, sold, _two("OrderType", "OrderNbr"), ORDER),
-        _acumatica(version, "Bill", document_t, bought, _two("Type", "ReferenceNbr"), BILL),
-        _acumatica(version, "Case", case_t, {}, lambda v: v["CaseID"], CASE),
+        _acumatica(version, stream, table, where, _key(version, stream, *keys), columns)
+        for stream, table, where, keys, columns in streams
     ]
 
 
@@ -261,8 +285,7 @@ def _sap_customers(fake: FakeSAP) -> dict[str, Mapping[str, Any]]:
 
 
 ENTITIES = [
-    *_acumatica_entities("25.200.001"),
-    *_acumatica_entities("20.200.001"),
+    *(entity for version in ALL_VERSIONS for entity in _acumatica_entities(version)),
     Entity("sap", "v2", "BusinessPartner", party_t, {"kind": "customer"}, _sap_customers, _sap_customer),
     Entity("sap", "v2", "SalesOrder", document_t, {}, lambda f: f.data.sales_orders, lambda _: SAP_ORDER),
 ]
@@ -272,7 +295,7 @@ def _acumatica_fake() -> FakeAcumatica:
     # 120 customers: the 100th has the placeholder id <NEW>, as in real tenants
     return FakeAcumatica(
         seed=13, clock=FrozenClock(NOW), customers=120, vendors=10, invoices=150, sales_orders=60, bills=30,
-        cases=30,
+        cases=30, versions=ALL_VERSIONS,
     )  # fmt: skip
 
 
@@ -310,7 +333,7 @@ def test_every_stored_column_equals_the_fakes_value(engine: Engine, entity: Enti
     assert mismatches(rows, entity.records(fake), entity.columns(fake)) == []
 
 
-@pytest.mark.parametrize("version", ["25.200.001", "20.200.001"])
+@pytest.mark.parametrize("version", ALL_VERSIONS)
 def test_acumatica_streams_synced_together_keep_every_record(engine: Engine, version: str) -> None:
     """All streams in one sync: none overwrites another's records, and the placeholder customer id
     ``<NEW>`` of real tenants is stored like any other."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import datetime
 from types import TracebackType
 from typing import Any
@@ -22,18 +23,21 @@ from connector.adapters.acumatica.paging import pages
 from connector.adapters.acumatica.streams import STREAMS, AcumaticaStream
 from connector.clock import Clock
 from connector.erp.protocol import RecordProblem, StreamSpec
-from connector.erp.records import Page, Record
+from connector.erp.records import DocumentRecord, Page, Record
 from connector.errors import ConfigError, ERPNotFound, ERPProtocolError
 from connector.settings import SyncSettings, TenantSettings
 
 log = logging.getLogger(__name__)
 
-# Where the mapper reads a field from when the endpoint lacks it (said with the run's note).
+# Where the mapper reads a field from when the endpoint lacks it (said with the run's note). A gap
+# with a fallback is logged at INFO, one without at WARNING.
 _FALLBACKS: dict[str, tuple[tuple[str, str], ...]] = {
     "Customer": (
         ("CreditLimit", "the credit limit comes from CreditVerificationRules"),
         ("Email", "the e-mail from MainContact"),
     ),
+    "Vendor": (("LegalName", "the name comes from VendorName"),),
+    "Case": (("ClosureNotes", "the resolution from the description's 'Resolution:' paragraph"),),
 }
 
 
@@ -62,6 +66,7 @@ class AcumaticaAdapter:
         self.prior_session: str | None = None
         self._requests_before = 0
         self._retries_before = 0
+        self._currencies: dict[str, str | None] = {}  # customer -> currency, for invoices lacking theirs
 
     @staticmethod
     def _configured_streams(tenant: TenantSettings) -> list[AcumaticaStream]:
@@ -169,10 +174,12 @@ class AcumaticaAdapter:
 
     def _params(self, stream: AcumaticaStream, *, filter_text: str | None = None) -> dict[str, str]:
         params = {"$select": ",".join(stream.select_at(self.version))}
-        if stream.expand:
-            params["$expand"] = ",".join(stream.expand)
-        if self._custom.get(stream.name):
-            params["$custom"] = self._custom[stream.name]
+        expand = stream.expand_at(self.version)
+        if expand:
+            params["$expand"] = ",".join(expand)
+        custom = ",".join(part for part in (",".join(stream.custom), self._custom.get(stream.name)) if part)
+        if custom:
+            params["$custom"] = custom
         if filter_text:
             params["$filter"] = filter_text
         return params
@@ -180,7 +187,8 @@ class AcumaticaAdapter:
     def read(self, stream: str, since: datetime | None, until: datetime | None = None) -> Iterator[Page]:
         """Pages of records with ``since <= change field <= until`` (either bound optional)."""
         spec = self.stream(stream)
-        params = self._params(spec, filter_text=odata.window(spec.change_field, since, until))
+        changed = spec.change_field_at(self.version)
+        params = self._params(spec, filter_text=odata.window(changed, since, until))
         client = self.client
         page_size = self.settings.page_size
 
@@ -189,10 +197,12 @@ class AcumaticaAdapter:
 
         note = self._lacking_note(spec)
         if note is not None:
-            log.warning("Acumatica tenant %s, %s: %s", self.tenant, spec.name, note)
+            covered = {name for name, _ in _FALLBACKS.get(spec.name, ())}
+            level = logging.INFO if set(spec.absent_at(self.version)) <= covered else logging.WARNING
+            log.log(level, "Acumatica tenant %s, %s: %s", self.tenant, spec.name, note)
         before = self.request_count
         for number, rows in pages(fetch, page_size, what=f"{spec.entity} read"):
-            page = self._map_page(spec, number, rows)
+            page = self._map_page(spec, number, rows, changed)
             page.requests = self.request_count - before
             before = self.request_count
             if note is not None:  # said once per read, in the run's problems
@@ -200,7 +210,7 @@ class AcumaticaAdapter:
                 note = None
             yield page
 
-    def _map_page(self, stream: AcumaticaStream, number: int, rows: list[Any]) -> Page:
+    def _map_page(self, stream: AcumaticaStream, number: int, rows: list[Any], changed: str) -> Page:
         records: list[Record] = []
         problems: list[RecordProblem] = []
         latest: datetime | None = None
@@ -211,7 +221,7 @@ class AcumaticaAdapter:
                 )
                 continue
             try:
-                modified = v.timestamp(row, stream.change_field)
+                modified = v.timestamp(row, changed)
             except v.FieldError:
                 modified = None
             if modified is not None and (latest is None or modified > latest):
@@ -220,6 +230,8 @@ class AcumaticaAdapter:
                 records.append(stream.mapper(row, self.tenant))
             except (v.FieldError, ValueError) as exc:
                 problems.append(RecordProblem(stream.name, stream.key_text(row), str(exc)))
+        if stream.name == "Invoice":
+            records = self._with_currency(records)
         if problems and self.sync.on_malformed_record == "fail":
             first = problems[0]
             raise ERPProtocolError(
@@ -238,6 +250,29 @@ class AcumaticaAdapter:
         return Page(
             stream=stream.name, number=number, records=records, max_modified=latest, problems=problems
         )
+
+    def _with_currency(self, records: list[Record]) -> list[Record]:
+        """Invoices whose response lacks the document's currency take their customer's, labelled
+        ``extra["currency_source"] = "customer"`` (read once per customer and run)."""
+        result: list[Record] = []
+        for record in records:
+            if isinstance(record, DocumentRecord) and record.currency is None and record.party_external_id:
+                currency = self._customer_currency(record.party_external_id)
+                if currency is not None:
+                    record = replace(
+                        record, currency=currency, extra={**record.extra, "currency_source": "customer"}
+                    )
+            result.append(record)
+        return result
+
+    def _customer_currency(self, customer: str) -> str | None:
+        if customer not in self._currencies:
+            try:
+                row = self.client.get("Customer", (customer,), {"$select": "CustomerID,CurrencyID"})
+            except ERPNotFound:
+                row = {}
+            self._currencies[customer] = v.text(row, "CurrencyID")
+        return self._currencies[customer]
 
     def scan_keys(self, stream: str) -> Iterator[str]:
         """Every external id of the stream, reading only the key fields."""
@@ -267,7 +302,7 @@ class AcumaticaAdapter:
         except ValueError as exc:
             raise ERPNotFound(str(exc), tenant=self.tenant) from None
         row = self.client.get(spec.entity, keys, self._params(spec))
-        return self._map_one(spec, row)
+        return self._complete(spec, self._map_one(spec, row))
 
     def find(self, stream: str, external_id: str) -> Record | None:
         """One record by external id through a ``$filter`` on its key fields; None when absent."""
@@ -281,7 +316,10 @@ class AcumaticaAdapter:
         )
         rows = self.client.list(spec.entity, {**self._params(spec, filter_text=condition), "$top": "2"})
         matches = [row for row in rows if isinstance(row, Mapping) and spec.key_text(row) == external_id]
-        return self._map_one(spec, matches[0]) if matches else None
+        return self._complete(spec, self._map_one(spec, matches[0])) if matches else None
+
+    def _complete(self, spec: AcumaticaStream, record: Record) -> Record:
+        return self._with_currency([record])[0] if spec.name == "Invoice" else record
 
     def _map_one(self, spec: AcumaticaStream, row: Mapping[str, Any]) -> Record:
         try:

@@ -36,7 +36,10 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 def choose_version(index: Any) -> str:
-    """The newest ``Default`` endpoint version that both sides support (``GET /entity``)."""
+    """The newest ``Default`` endpoint version that both sides support (``GET /entity``).
+
+    Only versions with a published contract the adapter reads every stream of are supported; a
+    server offering none of them is refused before any data is read, naming both lists."""
     endpoints = index.get("endpoints") if isinstance(index, dict) else None
     if not isinstance(endpoints, list):
         raise ERPProtocolError("Acumatica GET /entity: expected an object with an 'endpoints' list")
@@ -58,10 +61,10 @@ def choose_version(index: Any) -> str:
     known = [version for version in offered if version in SUPPORTED_VERSIONS]
     if known:
         return known[-1]
-    log.warning(
-        "Acumatica offers only untested %s endpoint versions %s; using %s", ENDPOINT, offered, offered[-1]
+    raise ERPProtocolError(
+        f"Acumatica offers the {ENDPOINT} endpoint in version(s) {', '.join(offered)}; this project supports "
+        f"{', '.join(SUPPORTED_VERSIONS)}: add one of those to the server or set the tenant's version"
     )
-    return offered[-1]
 
 
 class AcumaticaClient:
@@ -128,7 +131,13 @@ class AcumaticaClient:
     def discover_version(self) -> str:
         index = self.http.request_json("GET", "/entity")
         version = choose_version(index)
-        log.info("Acumatica tenant %s: using endpoint %s/%s", self.tenant.name, ENDPOINT, version)
+        log.info(
+            "Acumatica tenant %s: using endpoint %s/%s, the newest the server offers that this project "
+            "supports",
+            self.tenant.name,
+            ENDPOINT,
+            version,
+        )
         return version
 
     def entity_path(self, entity: str, keys: tuple[str, ...] = ()) -> str:

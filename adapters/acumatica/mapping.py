@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from connector.adapters.acumatica import values as v
@@ -37,7 +38,7 @@ def _first_text(record: Mapping[str, Any], *names: str) -> str | None:
     return None
 
 
-def _contact(role: str, entity: Mapping[str, Any] | None) -> Contact | None:
+def _contact(role: str, entity: Mapping[str, Any] | None, contact_id: str | None = None) -> Contact | None:
     if entity is None:
         return None
     name = _first_text(entity, "DisplayName", "FullName", "Attention", "CompanyName")
@@ -49,7 +50,7 @@ def _contact(role: str, entity: Mapping[str, Any] | None) -> Contact | None:
         name=name,
         email=v.text(entity, "Email"),
         phone=_first_text(entity, "Phone1", "Phone2"),
-        external_id=v.text(entity, "ContactID"),
+        external_id=v.text(entity, "ContactID") or contact_id,
     )
     return contact if any((contact.name, contact.email, contact.phone, contact.external_id)) else None
 
@@ -72,24 +73,43 @@ def _address(role: str, entity: Mapping[str, Any] | None) -> Address | None:
     return address if any((address.line1, address.city, address.postal_code, address.country)) else None
 
 
+_ROLE_LENGTH = 32  # the stored role column
+
+
+def _roles(names: list[str]) -> str:
+    """Several roles of one contact or address as one text (``main, billing``), within the column."""
+    text = names[0]
+    for name in names[1:]:
+        if name not in text.split(", ") and len(text) + 2 + len(name) <= _ROLE_LENGTH:
+            text = f"{text}, {name}"
+    return text
+
+
 def _contacts_and_addresses(
     record: Mapping[str, Any], linked_roles: Mapping[str, str]
 ) -> tuple[tuple[Contact, ...], tuple[Address, ...]]:
-    contacts: list[Contact] = []
-    addresses: list[Address] = []
-    for field, role in linked_roles.items():
-        entity = v.linked(record, field)
-        contact = _contact(role, entity)
+    """The linked contacts (``MainContact``...) and the secondary ones (``Contacts[]``, each a
+    ``CustomerContact`` holding its ``Contact``), with every contact's address. An identical contact
+    or address under several roles is kept once, its roles joined (``main, billing``)."""
+    contacts: dict[Contact, list[str]] = {}
+    addresses: dict[Address, list[str]] = {}
+
+    def add(role: str, entity: Mapping[str, Any] | None, contact_id: str | None = None) -> None:
+        contact = _contact("", entity, contact_id)
         if contact is not None:
-            contacts.append(contact)
-        address = _address(role, entity)
+            contacts.setdefault(contact, []).append(role)
+        address = _address("", entity)
         if address is not None:
-            addresses.append(address)
+            addresses.setdefault(address, []).append(role)
+
+    for field, role in linked_roles.items():
+        add(role, v.linked(record, field))
     for item in v.details(record, "Contacts"):
-        contact = _contact("contact", item)
-        if contact is not None:
-            contacts.append(contact)
-    return tuple(contacts), tuple(addresses)
+        add("contact", v.linked(item, "Contact"), v.text(item, "ContactID"))
+    return (
+        tuple(replace(contact, role=_roles(roles)) for contact, roles in contacts.items()),
+        tuple(replace(address, role=_roles(roles)) for address, roles in addresses.items()),
+    )
 
 
 def _attributes(record: Mapping[str, Any]) -> dict[str, str | None]:
@@ -121,7 +141,7 @@ def map_customer(record: Mapping[str, Any], tenant: str) -> PartyRecord:
         kind="customer",
         external_id=v.required_text(record, "CustomerID"),
         name=v.text(record, "CustomerName"),
-        status=v.text(record, "Status"),
+        status=v.label(record, "Status"),
         currency=v.text(record, "CurrencyID"),
         credit_limit=v.money(record, "CreditLimit")
         if v.unwrap(record, "CreditLimit") is not None
@@ -160,7 +180,7 @@ def map_vendor(record: Mapping[str, Any], tenant: str) -> PartyRecord:
         kind="vendor",
         external_id=v.required_text(record, "VendorID"),
         name=v.text(record, "VendorName") or v.text(record, "LegalName"),
-        status=v.text(record, "Status"),
+        status=v.label(record, "Status"),
         currency=v.text(record, "CurrencyID"),
         terms=v.text(record, "Terms"),
         tax_zone=v.text(record, "TaxZone"),
@@ -189,22 +209,24 @@ def _ledger_document(
     *,
     doc_type: DocType,
     party_kind: PartyKind,
-    party_fields: tuple[str, str],
+    party_field: str,
     reference_field: str,
+    currency: str | None,
 ) -> DocumentRecord:
     """AR invoices and AP bills share one shape: Type/ReferenceNbr keyed, amount and balance."""
-    erp_type = v.required_text(record, "Type")
+    erp_type = v.required_code(record, "Type")
+    type_label = v.label(record, "Type")
     number = v.required_text(record, "ReferenceNbr")
-    status = v.text(record, "Status")
+    status = v.label(record, "Status")
     return DocumentRecord(
         tenant=tenant,
         doc_type=doc_type,
         external_id=f"{erp_type}/{number}",
         number=number,
         party_kind=party_kind,
-        party_external_id=_require(record, *party_fields),
+        party_external_id=v.required_text(record, party_field),
         status=status,
-        currency=_first_text(record, "CurrencyID", "Currency"),
+        currency=currency,
         amount=v.money(record, "Amount"),
         balance=v.money(record, "Balance"),
         doc_date=v.calendar_date(record, "Date"),
@@ -212,18 +234,31 @@ def _ledger_document(
         description=v.text(record, "Description"),
         customer_ref=v.text(record, reference_field),
         is_open=_is_open(status, AR_CLOSED_STATUSES),
-        extra=_drop_none({"type": erp_type, "terms": v.text(record, "Terms")}),
+        extra=_drop_none(
+            {
+                "type": type_label,
+                "type_code": erp_type if erp_type != type_label else None,
+                "status_code": _code_if_select(record, "Status"),
+                "terms": v.text(record, "Terms"),
+            }
+        ),
         source_modified_at=v.timestamp(record, "LastModifiedDateTime"),
         raw=dict(record),
     )
 
 
+#: Where an Invoice's currency is read: its DAC field through ``$custom`` (no endpoint version defines
+#: a currency field on Invoice). When a response lacks it, the adapter takes the customer's currency.
+INVOICE_CURRENCY = "Document.CuryID"
+
+
 def map_invoice(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
-    """AR invoices; a Credit Memo type becomes ``credit_memo``."""
-    is_credit = (v.text(record, "Type") or "").lower() == "credit memo"
+    """AR invoices; a Credit Memo type (``CRM`` on 26.200.001) becomes ``credit_memo``."""
+    is_credit = (v.label(record, "Type") or "").lower() == "credit memo" or v.code(record, "Type") == "CRM"
     return _ledger_document(
         record, tenant, doc_type="credit_memo" if is_credit else "ar_invoice", party_kind="customer",
-        party_fields=("Customer", "CustomerID"), reference_field="CustomerOrder",
+        party_field="Customer", reference_field="CustomerOrder",
+        currency=v.custom_text(record, INVOICE_CURRENCY),
     )  # fmt: skip
 
 
@@ -246,9 +281,9 @@ def _order_lines(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def map_sales_order(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
-    order_type = v.required_text(record, "OrderType")
+    order_type = v.required_code(record, "OrderType")
     number = v.required_text(record, "OrderNbr")
-    status = v.text(record, "Status")
+    status = v.label(record, "Status")
     lines = _order_lines(record)
     return DocumentRecord(
         tenant=tenant,
@@ -256,9 +291,9 @@ def map_sales_order(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
         external_id=f"{order_type}/{number}",
         number=number,
         party_kind="customer",
-        party_external_id=_require(record, "CustomerID", "Customer"),
+        party_external_id=v.required_text(record, "CustomerID"),
         status=status,
-        currency=_first_text(record, "CurrencyID", "Currency"),
+        currency=v.text(record, "CurrencyID"),
         amount=v.money(record, "OrderTotal"),
         doc_date=v.calendar_date(record, "Date"),
         due_date=v.calendar_date(record, "RequestedOn"),
@@ -268,12 +303,14 @@ def map_sales_order(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
         extra=_drop_none(
             {
                 "order_type": order_type,
+                "status_code": _code_if_select(record, "Status"),
                 "hold": v.boolean(record, "Hold"),
                 "credit_hold": v.boolean(record, "CreditHold"),
                 "lines": lines or None,
             }
         ),
-        source_modified_at=v.timestamp(record, "LastModified"),
+        # LastModified up to 25.200.001, LastModifiedDateTime from 26.200.001
+        source_modified_at=v.timestamp(record, "LastModified") or v.timestamp(record, "LastModifiedDateTime"),
         raw=dict(record),
     )
 
@@ -282,8 +319,8 @@ def map_bill(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
     """AP documents: bills and their adjustments (Debit Adj./Credit Adj./Prepayment) are all
     ``ap_bill``; the Acumatica type stays in the external id and in ``extra["type"]``."""
     return _ledger_document(
-        record, tenant, doc_type="ap_bill", party_kind="vendor", party_fields=("Vendor", "VendorID"),
-        reference_field="VendorRef",
+        record, tenant, doc_type="ap_bill", party_kind="vendor", party_field="Vendor",
+        reference_field="VendorRef", currency=v.text(record, "CurrencyID"),
     )  # fmt: skip
 
 
@@ -300,14 +337,14 @@ def split_resolution(description: str | None) -> tuple[str | None, str | None]:
 
 
 def map_case(record: Mapping[str, Any], tenant: str) -> CaseRecord:
-    status = v.text(record, "Status")
+    status = v.label(record, "Status")
     description, resolution = split_resolution(v.plain_text(v.text(record, "Description")))
-    explicit = v.plain_text(v.text(record, "Resolution"))
+    explicit = v.plain_text(v.text(record, "ClosureNotes"))  # 26.200.001; before, only the description
     is_closed = status is not None and status.lower() in CASE_CLOSED_STATUSES
     return CaseRecord(
         tenant=tenant,
         external_id=v.required_text(record, "CaseID"),
-        customer_external_id=_first_text(record, "BusinessAccount", "CustomerID"),
+        customer_external_id=v.text(record, "BusinessAccount"),
         subject=v.text(record, "Subject"),
         status=status,
         priority=v.text(record, "Priority"),
@@ -319,6 +356,7 @@ def map_case(record: Mapping[str, Any], tenant: str) -> CaseRecord:
         is_closed=is_closed,
         extra=_drop_none(
             {
+                "status_code": _code_if_select(record, "Status"),
                 "severity": v.text(record, "Severity"),
                 "reason": v.text(record, "Reason"),
                 "contact_id": v.text(record, "ContactID"),
@@ -330,8 +368,7 @@ def map_case(record: Mapping[str, Any], tenant: str) -> CaseRecord:
     )
 
 
-def _require(record: Mapping[str, Any], *names: str) -> str:
-    value = _first_text(record, *names)
-    if value is None:
-        raise v.FieldError(names[0], "a non-empty value", None)
-    return value
+def _code_if_select(record: Mapping[str, Any], name: str) -> str | None:
+    """A select value's ID (``N`` for Open on 26.200.001), kept beside its label; None before 26."""
+    code = v.code(record, name)
+    return code if code is not None and code != v.label(record, name) else None

@@ -3,7 +3,8 @@
 The catalog (data, like the SAP one) gives each stream's entity, keys, change field and
 ``$select``/``$expand``; :data:`MAPPERS` gives the function that turns a record into a canonical
 one. A stream's ``$select`` names exactly the fields its mapper reads; linked and detail entities
-(contacts, attributes, order lines) come only through ``$expand``.
+(contacts, attributes, order lines) come only through ``$expand``. Per endpoint version, both are
+cut to what that version's published contract defines (:mod:`.contract`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from connector.adapters.acumatica import mapping
+from connector.adapters.acumatica import contract, mapping, odata
 from connector.adapters.acumatica import values as v
 from connector.adapters.catalog import field_list, read_catalog
 from connector.erp.protocol import StreamSpec
@@ -33,33 +34,62 @@ class AcumaticaStream:
     entity: str
     record_type: Literal["party", "document", "case"]
     key_fields: tuple[str, ...]
-    change_field: str
+    change_field: str  # the first candidate; see change_field_at
     select: tuple[str, ...]
     expand: tuple[str, ...]
     mapper: Mapper
-    # (endpoint version, fields it and older versions lack), from the catalog's `lacking`
-    lacking: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # change field candidates, the first one an endpoint version defines is its change field
+    change_fields: tuple[str, ...] = ()
+    # DAC fields read through $custom (View.Field), for what the endpoint has no field for
+    custom: tuple[str, ...] = ()
 
     @property
     def spec(self) -> StreamSpec:
         return StreamSpec(self.name, self.record_type, self.change_field, CURSOR_GRANULARITY)
 
+    def _defined(self, version: str) -> frozenset[str] | None:
+        try:
+            return frozenset(contract.entity_fields(version, self.entity))
+        except KeyError:
+            return None  # a version without a published contract: no gaps known
+
+    def change_field_at(self, version: str | None) -> str:
+        """The change field endpoint ``version`` defines (``LastModifiedDateTime`` on 26's SalesOrder)."""
+        defined = self._defined(version) if version is not None else None
+        if defined is not None:
+            for name in self.change_fields or (self.change_field,):
+                if name in defined:
+                    return name
+        return self.change_field
+
     def absent_at(self, version: str | None) -> tuple[str, ...]:
-        """The selected fields endpoint ``version`` does not define (none when it is unknown)."""
-        if version is None or not self.lacking:
+        """The selected fields endpoint ``version``'s contract does not define (none when unknown)."""
+        defined = self._defined(version) if version is not None else None
+        if defined is None:
             return ()
-        key = version_key(version)
-        absent = {name for upto, names in self.lacking if key <= version_key(upto) for name in names}
-        return tuple(name for name in self.select if name in absent)
+        alternatives = set(self.change_fields)
+        return tuple(name for name in self.select if name not in defined and name not in alternatives)
 
     def select_at(self, version: str | None) -> tuple[str, ...]:
-        """``select`` without the fields endpoint ``version`` lacks."""
-        absent = self.absent_at(version)
-        return tuple(name for name in self.select if name not in absent) if absent else self.select
+        """``select`` with only the fields endpoint ``version`` defines (one change field)."""
+        defined = self._defined(version) if version is not None else None
+        if defined is None:
+            others = set(self.change_fields) - {self.change_field}
+            return tuple(name for name in self.select if name not in others)
+        changed = self.change_field_at(version)
+        others = set(self.change_fields) - {changed}
+        return tuple(name for name in self.select if name in defined and name not in others)
+
+    def expand_at(self, version: str | None) -> tuple[str, ...]:
+        """``expand`` paths whose every step endpoint ``version`` defines."""
+        if version is None or self._defined(version) is None:
+            return self.expand
+        return tuple(path for path in self.expand if contract.resolve(version, self.entity, path) is not None)
 
     def external_id(self, record: Mapping[str, Any]) -> str:
-        """The canonical external id: the key values joined by "/" (``Invoice/AR004821``)."""
-        return "/".join(v.required_text(record, field) for field in self.key_fields)
+        """The canonical external id: the key values joined by "/" (``Invoice/AR004821``). A select
+        value's ID is its key (``INV/AR004821`` on 26.200.001), as the server's by-key URL takes it."""
+        return "/".join(v.required_code(record, field) for field in self.key_fields)
 
     def key_text(self, record: Mapping[str, Any]) -> str | None:
         """The key for a problem report; None when the record lacks it."""
@@ -87,20 +117,6 @@ def version_key(version: str) -> tuple[int, ...]:
         ) from None
 
 
-def _lacking(where: str, raw: Any, select: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}.lacking: expected a table of version = [fields]")
-    result = []
-    for version, names in raw.items():
-        version_key(str(version))
-        fields = field_list(f"{where}.lacking.{version}", names)
-        unknown = [name for name in fields if name not in select]
-        if unknown:
-            raise ConfigError(f"{where}.lacking.{version}: not selected fields {unknown}")
-        result.append((str(version), fields))
-    return tuple(result)
-
-
 CATALOG_FILE = "acumatica_streams.toml"
 _RECORD_TYPES = ("party", "document", "case")
 
@@ -124,14 +140,19 @@ def parse_streams(raw: dict[str, Any]) -> dict[str, AcumaticaStream]:
         if mapper is None:
             raise ConfigError(f"{where}: no mapper for this stream; known: {', '.join(MAPPERS)}")
         try:
-            entity, record_type, changed = str(spec["entity"]), spec["record_type"], str(spec["changed"])
+            entity, record_type = str(spec["entity"]), spec["record_type"]
+            changed = field_list(f"{where}.changed", spec["changed"], allow_text=True)
             key_fields = field_list(f"{where}.key", spec["key"], allow_text=True)
             select = field_list(f"{where}.select", spec["select"])
         except KeyError as exc:
             raise ConfigError(f"{where}: missing {exc.args[0]!r}") from None
         if record_type not in _RECORD_TYPES:
             raise ConfigError(f"{where}: record_type must be one of {', '.join(_RECORD_TYPES)}")
-        absent = [f for f in (*key_fields, changed) if f not in select]
+        if "lacking" in spec:
+            raise ConfigError(
+                f"{where}: 'lacking' is no longer read: a version's gaps come from its published contract"
+            )
+        absent = [f for f in (*key_fields, *changed) if f not in select]
         if absent:
             raise ConfigError(f"{where}: select must name the key and change fields; missing {absent}")
         streams[name] = AcumaticaStream(
@@ -139,11 +160,14 @@ def parse_streams(raw: dict[str, Any]) -> dict[str, AcumaticaStream]:
             entity=entity,
             record_type=record_type,
             key_fields=key_fields,
-            change_field=changed,
+            change_field=changed[0],
             select=select,
             expand=field_list(f"{where}.expand", spec.get("expand", [])),
             mapper=mapper,
-            lacking=_lacking(where, spec.get("lacking", {}), select),
+            change_fields=changed,
+            custom=tuple(
+                odata.custom_field(f) for f in field_list(f"{where}.custom", spec.get("custom", []))
+            ),
         )
     return streams
 

@@ -72,6 +72,53 @@ def required_text(record: Mapping[str, Any], name: str) -> str:
     return value
 
 
+def _select_value(record: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    """The inner object of a ``StringSingleSelectValue`` (``{"value": {"ID", "Description"}}``, new in
+    26.200.001), or None when the field holds anything else."""
+    raw = record.get(name)
+    if isinstance(raw, Mapping):
+        inner = raw.get("value")
+        if isinstance(inner, Mapping):
+            return inner
+    return None
+
+
+def code(record: Mapping[str, Any], name: str) -> str | None:
+    """A code: a select value's ``ID`` (``INV``), else the field's text (older versions send the text)."""
+    inner = _select_value(record, name)
+    if inner is None:
+        return text(record, name)
+    return text(inner, "ID")
+
+
+def required_code(record: Mapping[str, Any], name: str) -> str:
+    value = code(record, name)
+    if value is None:
+        raise FieldError(name, "a non-empty value", None)
+    return value
+
+
+def label(record: Mapping[str, Any], name: str) -> str | None:
+    """What a person reads: a select value's ``Description`` (``Open``; its ID when it has none),
+    else the field's text, which is the description on versions before 26.200.001."""
+    inner = _select_value(record, name)
+    if inner is None:
+        return text(record, name)
+    return text(inner, "Description") or text(inner, "ID")
+
+
+def custom_text(record: Mapping[str, Any], view_field: str) -> str | None:
+    """One ``$custom`` field (``Document.CuryID``) as text; None when the response lacks it."""
+    custom = record.get("custom")
+    if not isinstance(custom, Mapping):
+        return None
+    view, _, name = view_field.partition(".")
+    fields = custom.get(view)
+    if not isinstance(fields, Mapping):
+        return None
+    return text(fields, name)
+
+
 def money(record: Mapping[str, Any], name: str) -> Decimal | None:
     """A decimal field as an exact Decimal (JSON numbers arrive as Decimals; a float is read via its repr)."""
     value = unwrap(record, name)
@@ -117,7 +164,8 @@ def timestamp(record: Mapping[str, Any], name: str) -> datetime | None:
 
 
 def calendar_date(record: Mapping[str, Any], name: str) -> date | None:
-    """A date field (sent as a midnight timestamp): the calendar date as written, not shifted."""
+    """A date field: a midnight timestamp (``DateTimeValue``) or, from 26.200.001, ``yyyy-MM-dd``
+    (``DateOnlyValue``): the calendar date as written, not shifted."""
     value = unwrap(record, name)
     if value is None:
         return None

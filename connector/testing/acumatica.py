@@ -33,16 +33,18 @@ from connector.clock import Clock, SystemClock
 from connector.settings import TenantSettings
 from connector.testing import acumatica_data as data
 from connector.testing.acumatica_faults import Fault, FaultPlan
-from connector.testing.acumatica_filter import FilterError
+from connector.testing.acumatica_filter import FilterError, field_paths
 from connector.testing.acumatica_render import QueryError, Renderer, parse_shape
-from connector.testing.acumatica_schema import ENTITIES
+from connector.testing.acumatica_schema import ENTITIES, EntityView
 from connector.testing.acumatica_sessions import LoginLimitReached, SessionBook
 from connector.testing.acumatica_store import MISSING, EntityTable, Row
 from connector.testing.datagen import DataGen
 
 DEFAULT_BASE_URL = "https://acumatica.test/AcumaticaERP"
-# 20.200.001 as real servers still offer it (its Customer lacks CreditLimit, Email, TaxExemptionNumber)
-DEFAULT_VERSIONS = ("20.200.001", "23.200.001", "24.200.001", "25.200.001")
+# Offered by default: 20.200.001 to 25.200.001. 26.200.001 (select values, date-only values, new key
+# shapes) is served when asked for: FakeAcumatica(versions=ALL_VERSIONS)
+DEFAULT_VERSIONS = ("20.200.001", "22.200.001", "23.200.001", "24.200.001", "25.200.001")
+ALL_VERSIONS = (*DEFAULT_VERSIONS, "26.200.001")
 ALLOWED_PARAMS = frozenset({"$select", "$filter", "$expand", "$custom", "$skip", "$top"})
 NOT_FOUND_TYPE = "PX.Api.ContractBased.NoEntitySatisfiesTheConditionException"
 _JSON = "application/json; charset=utf-8"
@@ -77,6 +79,29 @@ def _error(
 
 def _json(status: int, payload: Any) -> httpx.Response:
     return httpx.Response(status, content=json.dumps(payload).encode(), headers={"Content-Type": _JSON})
+
+
+def _check_filter(wire: EntityView, filter_text: str | None, version: str) -> None:
+    """A ``$filter`` naming a field the endpoint version does not define is refused, like ``$select``."""
+    for path in field_paths(filter_text or ""):
+        if wire.resolve(path) is None:
+            raise QueryError(
+                f"$filter: the entity {wire.definition.name} has no field {path!r} in the endpoint "
+                f"Default/{version}"
+            )
+
+
+def _stored_keys(wire: EntityView, keys: list[str]) -> list[str]:
+    """By-key URL values as the rows hold them: a select key's ID (``INV`` on 26) -> its description."""
+    fields = wire.definition.key_fields
+    if len(keys) != len(fields) or not wire.selects:
+        return keys
+    result = []
+    for name, key in zip(fields, keys, strict=True):
+        codes = wire.selects.get(name) or {}
+        found = next((text for text, code in codes.items() if code.casefold() == key.casefold()), None)
+        result.append(key if found is None else found)
+    return result
 
 
 def _cookies(request: httpx.Request) -> dict[str, str]:
@@ -628,7 +653,9 @@ class FakeAcumatica:
             return _error(400, f"The query parameter(s) {', '.join(unknown)} are not supported.")
         table = self.tables[entity]
         renderer = self._renderer(entity, version)
+        wire = renderer.view
         try:
+            _check_filter(wire, params.get("$filter"), version)
             shape = parse_shape(
                 table.definition,
                 params.get("$select"),
@@ -637,12 +664,12 @@ class FakeAcumatica:
                 version=version,
             )
             if keys:
-                return self._by_key(table, renderer, shape, keys)
+                return self._by_key(table, renderer, shape, _stored_keys(wire, keys))
             skip = int(params.get("$skip", "0"))
             top = int(params["$top"]) if "$top" in params else None
             if skip < 0 or (top is not None and top < 0):
                 raise ValueError
-            rows = table.select(params.get("$filter"))
+            rows = table.select(params.get("$filter"), wire)
         except (QueryError, FilterError) as exc:
             return _error(400, str(exc))
         except ValueError:

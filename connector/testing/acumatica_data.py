@@ -211,19 +211,19 @@ def customers(
         first, last = gen.person()
         main = _contact(gen, name, domain, first, last)
         billing = main if gen.chance(0.8) else _contact(gen, name, domain, *gen.person())
-        people = []
+        people = []  # CustomerContact lines: ContactID and the Contact, whose address is the account's
         for _ in range(1 + int(gen.chance(0.4))):
             contact_id += 1
             p_first, p_last = gen.person()
-            people.append(
-                {
-                    "ContactID": contact_id,
-                    "DisplayName": f"{p_first} {p_last}",
-                    "Email": gen.email(p_first, p_last, domain),
-                    "Phone1": gen.phone(),
-                    "JobTitle": gen.pick(_JOB_TITLES),
-                }
-            )
+            person = {
+                "ContactID": contact_id,
+                "DisplayName": f"{p_first} {p_last}",
+                "Email": gen.email(p_first, p_last, domain),
+                "Phone1": gen.phone(),
+                "JobTitle": gen.pick(_JOB_TITLES),
+                "Address": main["Address"],
+            }
+            people.append({"ContactID": contact_id, "Contact": person})
         currency = gen.weighted(_CURRENCIES)
         terms, due_days = gen.pick(_TERMS)
         credit_limit = gen.pick(_CREDIT_LIMITS)
@@ -250,7 +250,7 @@ def customers(
             "LastModifiedDateTime": modified,
             "MainContact": main,
             "BillingContact": billing,
-            "PrimaryContact": {k: people[0][k] for k in ("ContactID", "DisplayName", "Email", "Phone1")},
+            "PrimaryContact": people[0]["Contact"],
             "CreditVerificationRules": {
                 "CreditVerification": "Limit" if credit_limit else "Disabled",
                 "CreditLimit": credit_limit,
@@ -331,7 +331,6 @@ def invoices(
             "Hold": status == "On Hold",
             "Amount": amount,
             "Balance": balance,
-            "CurrencyID": party.currency,
             "Terms": party.terms,
             "Description": gen.pick(
                 (
@@ -345,7 +344,8 @@ def invoices(
             "CreatedDateTime": datetime.combine(doc_date, modified.timetz()),
             "LastModifiedDateTime": modified,
         }
-        yield values, gen.guid(), None
+        # Invoice has no currency field in any endpoint version: the DAC's CuryID, through $custom
+        yield values, gen.guid(), {"Document.CuryID": party.currency}
 
 
 def sales_orders(
@@ -464,6 +464,8 @@ def cases(
             "LastActivityDate": modified,
             "ClosingDate": modified if closed else None,
             "Description": description,
+            # a field from 26.200.001 on (older endpoints send the resolution in the description only)
+            "ClosureNotes": resolution.format(doc=doc) if closed else None,
             "LastModifiedDateTime": modified,
         }
         yield values, gen.guid(), None

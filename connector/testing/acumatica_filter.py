@@ -318,6 +318,23 @@ def _compare(left: Getter, operator: str, right: Getter, local_tz: tzinfo) -> Ge
     return evaluate
 
 
+_WORDS = frozenset({"and", "or", "not", "true", "false", "null", *_COMPARISONS})
+
+
+def field_paths(text: str) -> list[str]:
+    """The field paths a filter names (``CustomerID``, ``MainContact/Email``), not functions or
+    custom fields, so the server can refuse a name its endpoint version does not define."""
+    tokens = _tokenize(text)
+    paths = []
+    for index, token in enumerate(tokens):
+        if token.kind != "name" or token.text in _WORDS:
+            continue
+        following = tokens[index + 1].text if index + 1 < len(tokens) else ""
+        if following not in ("(", "="):
+            paths.append(token.text)
+    return paths
+
+
 def parse_filter(text: str, lookup: RowValues, *, local_tz: tzinfo = UTC) -> Filter:
     """Parse ``text``; ``lookup(row, path)`` returns a field's plain value (path ``cf:View.Field``
     for custom fields)."""

@@ -18,7 +18,8 @@ from decimal import Decimal
 from json.encoder import encode_basestring as _encode_basestring
 from typing import Any
 
-from connector.testing.acumatica_schema import EntityDef
+from connector.adapters.acumatica import contract
+from connector.testing.acumatica_schema import FALLBACK_VERSION, EntityDef, view
 from connector.testing.acumatica_store import MISSING, Row
 
 _UNSET: Any = object()
@@ -52,13 +53,16 @@ def _custom_type(value: Any) -> str:
     return "CustomStringField"
 
 
+ExpandTree = Mapping[str, Any]  # linked or detail entity -> the expansions inside it
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
     """What one request asked for."""
 
-    fields: tuple[str, ...]
+    fields: tuple[str, ...]  # wire names of plain-value fields
     nested: Mapping[str, tuple[str, ...]]  # linked entity -> selected subfields ("MainContact/Email")
-    expand: tuple[str, ...]
+    expand: ExpandTree  # "MainContact/Address" -> {"MainContact": {"Address": {}}}
     custom: tuple[str, ...]
 
 
@@ -70,43 +74,46 @@ def parse_shape(
     *,
     version: str | None = None,
 ) -> Shape:
-    """What a request asks for; ``version`` is the endpoint's (fields it lacks are unknown)."""
+    """What a request asks for at endpoint ``version``: a name its contract does not define is a
+    QueryError (a 400), never silently ignored, so the fake is no more forgiving than the ERP."""
+    entity = view(definition, version or FALLBACK_VERSION)
+    where = f" in the endpoint Default/{version}" if version else ""
     fields: list[str] = []
     nested: dict[str, list[str]] = {}
-    defined = definition.fields if version is None else definition.fields_at(version)
-    known = set(defined)
     for item in (part.strip() for part in (select or "").split(",")):
         if not item:
             continue
         head, _, rest = item.partition("/")
         if rest:
-            if head not in definition.expandable:
-                raise QueryError(f"$select: {definition.name} has no linked entity {head!r}")
+            if not entity.is_expandable(head) or entity.resolve(item) is None:
+                raise QueryError(f"$select: the entity {definition.name} has no field {item!r}{where}")
             nested.setdefault(head, []).append(rest)
-        elif head in known:
-            fields.append(head)
-        elif head in definition.expandable:
-            continue
-        else:
-            where = f" in the endpoint Default/{version}" if version else ""
+        elif head not in entity.types:
             raise QueryError(f"$select: the entity {definition.name} has no field {head!r}{where}")
-    expanded: list[str] = []
+        elif not entity.is_expandable(head):
+            fields.append(head)
+    tree: dict[str, Any] = {}
     for item in (part.strip() for part in (expand or "").split(",")):
         if not item:
             continue
-        head = item.split("/", 1)[0]
-        if head not in definition.expandable:
-            raise QueryError(f"$expand: the entity {definition.name} has no linked or detail entity {head!r}")
-        if head not in expanded:
-            expanded.append(head)
+        kind = entity.resolve(item)
+        if kind is None or contract.target_entity(kind) is None:
+            raise QueryError(
+                f"$expand: the entity {definition.name} has no linked or detail entity {item!r}{where}"
+            )
+        node = tree
+        for step in item.split("/"):
+            node = node.setdefault(step, {})
     customs = tuple(part.strip() for part in (custom or "").split(",") if part.strip())
     for name in customs:
         if "." not in name:
             raise QueryError(f"$custom: expected View.Field, got {name!r}")
+        if name not in definition.custom:
+            raise QueryError(f"$custom: the screen of {definition.name} has no field {name!r}")
     return Shape(
-        fields=tuple(fields) if select else defined,
+        fields=tuple(fields) if select else entity.scalars,
         nested={key: tuple(value) for key, value in nested.items()},
-        expand=tuple(expanded),
+        expand=tree,
         custom=customs,
     )
 
@@ -141,6 +148,10 @@ class Renderer:
 
     def __init__(self, definition: EntityDef, tz: tzinfo, version: str, *, instance: str = "") -> None:
         self.definition = definition
+        self.view = view(definition, version)
+        # fields rendered unlike their row value: renamed (wire -> row name), select values, date-only
+        self._stored = self.view.stored
+        self._special = frozenset(self.view.selects) | self.view.date_only
         self.tz = tz
         # _links carry the instance prefix (/AcumaticaERP) and more than "self", as in real payloads
         root = f"{instance.rstrip('/')}/entity/Default/{version}"
@@ -151,7 +162,8 @@ class Renderer:
         self.encode = _encoder(tz, date_suffix)
         self._prefix: dict[str, str] = {}
         self._opening: dict[str, str] = {}
-        self._memo: dict[int, tuple[Any, str]] | None = None  # id -> (object, text) while rendering a page
+        # (id of a nested value, id of its expansion tree) -> (value, text) while rendering a page
+        self._memo: dict[tuple[int, int], tuple[Any, str]] | None = None
 
     def _key(self, name: str) -> str:
         prefix = self._prefix.get(name)
@@ -176,8 +188,24 @@ class Renderer:
             return (self._opening.get(name) or self._value_open(name)) + number_text(name, value) + "}"
         return (self._opening.get(name) or self._value_open(name)) + self.encode(value) + "}"
 
+    def _special_field(self, name: str, value: Any) -> str:
+        """A select value (``{"value": {"ID", "Description"}}``) or a date-only value (26.200.001)."""
+        if value is None:
+            return self._key(name) + "{}"
+        if name in self.view.date_only and isinstance(value, date):
+            day = value.date() if isinstance(value, datetime) else value
+            return self._value_open(name) + '"' + day.isoformat() + '"}'
+        if name in self.view.selects:
+            inner = {"ID": self.view.code_of(name, value), "Description": value}
+            return self._value_open(name) + json.dumps(inner, ensure_ascii=False) + "}"
+        return self._field(name, value)
+
     def _object(
-        self, values: Mapping[str, Any], only: Sequence[str] | None = None, row_number: int = 0
+        self,
+        values: Mapping[str, Any],
+        only: Sequence[str] | None = None,
+        row_number: int = 0,
+        tree: ExpandTree | None = None,
     ) -> str:
         # The hot loop of a page: type dispatch inline, prefixes from dicts, no helper per value.
         openings = self._opening
@@ -194,7 +222,9 @@ class Renderer:
             elif value is None:
                 append(self._key(name) + "{}")
             elif kind is dict or kind is list:
-                append(self._key(name) + self._nested(value))
+                inner = tree.get(name) if tree else None
+                if inner is not None:  # a nested entity goes out only when its path was expanded
+                    append(self._key(name) + self._nested(value, None, inner))
             elif kind is float or kind is Decimal:
                 append((openings.get(name) or self._value_open(name)) + number_text(name, value) + "}")
             else:
@@ -203,23 +233,24 @@ class Renderer:
             append(f'"rowNumber":{row_number}')
         return "{" + ",".join(parts) + "}"
 
-    def _nested(self, value: Any, only: Sequence[str] | None = None) -> str:
+    def _nested(self, value: Any, only: Sequence[str] | None, tree: ExpandTree) -> str:
         """A linked entity or detail list, rendered once per page when rows share it."""
         memo = self._memo
+        key = (id(value), id(tree))
         if memo is not None and not only:
-            cached = memo.get(id(value))
+            cached = memo.get(key)
             if cached is not None and cached[0] is value:
                 return cached[1]
-        text = self._list(value, only) if type(value) is list else self._object(value, only)
+        text = self._list(value, only, tree) if type(value) is list else self._object(value, only, 0, tree)
         if memo is not None and not only:
-            memo[id(value)] = (value, text)
+            memo[key] = (value, text)
         return text
 
-    def _list(self, items: list[Any], only: Sequence[str] | None = None) -> str:
+    def _list(self, items: list[Any], only: Sequence[str] | None, tree: ExpandTree) -> str:
         """Detail lines, each with ``id``, ``rowNumber``, ``note`` (null) and ``custom`` ({}) like a row."""
         lines = []
         for number, item in enumerate(items, 1):
-            text = self._object(item, only, number)
+            text = self._object(item, only, number, tree)
             head = f'"id":"{self._line_id(item)}","note":null,"custom":{{}}'
             lines.append("{" + head + ("," + text[1:] if len(text) > 2 else "}"))
         return "[" + ",".join(lines) + "]"
@@ -238,20 +269,27 @@ class Renderer:
         field = self._field
         defaults = self.definition.defaults
         overrides = row.overrides or {}
+        stored = self._stored
+        special = self._special
         parts = [f'"id":"{row.id}","rowNumber":{row_number},"note":{{"value":""}}']
         for name in shape.fields:
             if name in overrides:
                 continue
-            value = values.get(name, _UNSET)
-            parts.append(field(name, defaults.get(name) if value is _UNSET else value))
-        for name in shape.expand:
+            value = values.get(stored.get(name, name) if stored else name, _UNSET)
+            if value is _UNSET:
+                value = defaults.get(name)
+            parts.append(
+                self._special_field(name, value) if special and name in special else field(name, value)
+            )
+        for name, tree in shape.expand.items():
             if name in overrides:
                 continue
             value = values.get(name)
             if isinstance(value, (list, Mapping)):
-                parts.append(self._key(name) + self._nested(value, shape.nested.get(name)))
+                parts.append(self._key(name) + self._nested(value, shape.nested.get(name), tree))
             else:
-                parts.append(self._key(name) + ("[]" if name in self.definition.details else "{}"))
+                is_list = self.view.types.get(name, "").endswith("[]")
+                parts.append(self._key(name) + ("[]" if is_list else "{}"))
         for name, wire in overrides.items():
             if wire is not MISSING and (name in shape.fields or name in shape.expand or not shape.fields):
                 parts.append(self._key(name) + json.dumps(wire, ensure_ascii=False))

@@ -1,16 +1,19 @@
-"""What the fake Acumatica serves: entities, their keys, change fields and field layout.
+"""What the fake Acumatica serves: entities, their keys and change fields, and per endpoint version
+the fields the published contract defines (``connector/adapters/acumatica/contracts``).
 
-Linked entities (``MainContact``) and detail collections (``Contacts``, ``Attributes``,
-``Details``) live in the same value dict as the scalar fields, but are sent only when expanded,
-as on the real server. ``date_fields`` are calendar dates, sent as local midnight timestamps.
+A row holds plain values: scalar fields, linked entities (``MainContact``, a dict) and detail
+collections (``Contacts``, a list), all in one dict. What goes on the wire depends on the endpoint
+version of the request (:class:`EntityView`): exactly the fields that version's contract defines
+for the entity, in the contract's (alphabetical) order, a list without ``$select`` sending them
+all, as a real one does. A row's values carry only what the data generator draws; ``defaults``
+gives the constant value of the others (most stay empty, ``{}``, as in real data). Linked and
+detail entities are sent only when expanded, nested ones only when their path is
+(``MainContact/Address``).
 
-``fields`` is every field the endpoint defines, in the order the server writes them: a list
-without ``$select`` sends them all, as a real one does (a real Customer row has about 59 keys:
-54 fields plus ``id``, ``rowNumber``, ``note``, ``custom`` and ``_links``). A row's values carry
-only what the data generator draws; ``defaults`` gives the constant value of the others (most
-stay empty, ``{}``, as in real data). ``lacking`` names the fields older endpoint versions do not
-define: a version at or below the key has none of them (the real Default/20.200.001 Customer has
-no CreditLimit, Email or TaxExemptionNumber).
+From 26.200.001 a ``StringSingleSelectValue`` field goes out as ``{"value": {"ID", "Description"}}``
+(the row holds the description; :data:`CODES` gives the ID) and a ``DateOnlyValue`` as
+``yyyy-MM-dd``; SalesOrder's change stamp is named ``LastModifiedDateTime`` there (the row keeps
+it under ``LastModified``).
 """
 
 from __future__ import annotations
@@ -20,100 +23,124 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from connector.adapters.acumatica import contract
+
 
 @dataclass(frozen=True, slots=True)
 class EntityDef:
     name: str
     key_fields: tuple[str, ...]
     change_field: str
-    fields: tuple[str, ...]
-    linked: tuple[str, ...] = ()
-    details: tuple[str, ...] = ()
     custom: tuple[str, ...] = ()
-    date_fields: frozenset[str] = frozenset()
     defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    lacking: Mapping[str, frozenset[str]] = field(default_factory=lambda: MappingProxyType({}))
-
-    @property
-    def expandable(self) -> frozenset[str]:
-        return frozenset(self.linked + self.details)
-
-    def fields_at(self, version: str) -> tuple[str, ...]:
-        """The fields endpoint ``version`` defines (``fields`` minus what older versions lack)."""
-        absent = self.absent_at(version)
-        return tuple(name for name in self.fields if name not in absent) if absent else self.fields
-
-    def absent_at(self, version: str) -> frozenset[str]:
-        """The fields of ``fields`` that endpoint ``version`` does not define."""
-        absent: frozenset[str] = frozenset()
-        for upto, names in self.lacking.items():
-            if _version_key(version) <= _version_key(upto):
-                absent |= names
-        return absent
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split(".") if part.isdigit())
-
-
-# The real Default Customer's fields (25.200.001), alphabetical as the server writes them. The
-# ones the generator does not draw are sent with these values, or empty ({}) when not listed.
-_CUSTOMER_FIELDS = (
-    "AccountRef",
-    "ApplyOverdueCharges",
-    "AutoApplyPayments",
-    "BAccountID",
-    "BillingAddressOverride",
-    "BillingContactOverride",
-    "CreatedDateTime",
-    "CreditLimit",
-    "CurrencyID",
-    "CurrencyRateType",
-    "CustomerCategory",
-    "CustomerClass",
-    "CustomerID",
-    "CustomerName",
-    "Email",
-    "EnableCurrencyOverride",
-    "EnableRateOverride",
-    "EnableWriteOffs",
-    "EntityUsageType",
-    "FOBPoint",
-    "IsGuestCustomer",
-    "LastModifiedDateTime",
-    "LeadTimedays",
-    "LocationName",
-    "MultiCurrencyStatements",
-    "NoteID",
-    "OrderPriority",
-    "ParentRecord",
-    "PriceClassID",
-    "PrimaryContactID",
-    "PrintDunningLetters",
-    "PrintInvoices",
-    "PrintStatements",
-    "ResidentialDelivery",
-    "SaturdayDelivery",
-    "SendDunningLettersbyEmail",
-    "SendInvoicesbyEmail",
-    "SendStatementsbyEmail",
-    "ShipVia",
-    "ShippingAddressOverride",
-    "ShippingBranch",
-    "ShippingContactOverride",
-    "ShippingRule",
-    "ShippingTerms",
-    "ShippingZoneID",
-    "StatementCycleID",
-    "StatementType",
-    "Status",
-    "TaxExemptionNumber",
-    "TaxRegistrationID",
-    "TaxZone",
-    "Terms",
-    "WarehouseID",
-    "WriteOffLimit",
+#: The IDs of select values (26.200.001) by entity, field and description, as Acumatica's DAC
+#: constants name them (a description missing here is its own ID).
+CODES: Mapping[str, Mapping[str, Mapping[str, str]]] = MappingProxyType(
+    {
+        "Customer": {
+            "Status": {"Active": "A", "On Hold": "H", "Credit Hold": "C", "Inactive": "I", "One-Time": "T"}
+        },
+        "Invoice": {
+            "Type": {"Invoice": "INV", "Credit Memo": "CRM", "Debit Memo": "DRM"},
+            "Status": {"Closed": "C", "Open": "N", "On Hold": "H", "Balanced": "B", "Voided": "V"},
+        },
+        "Bill": {
+            "Type": {"Bill": "INV", "Debit Adj.": "ADR", "Credit Adj.": "ACR", "Prepayment": "PPM"},
+            "Status": {"Closed": "C", "Open": "N", "On Hold": "H", "Balanced": "B"},
+        },
+        "SalesOrder": {
+            "Status": {
+                "Completed": "C",
+                "Open": "N",
+                "Shipping": "S",
+                "Back Order": "B",
+                "On Hold": "H",
+                "Credit Hold": "R",
+                "Cancelled": "L",
+            }
+        },
+        "Case": {
+            "Status": {"Closed": "C", "Resolved": "R", "Open": "O", "New": "N", "Pending Customer": "P"}
+        },
+    }
 )
+
+# Stored name of a field a version renamed: SalesOrder keeps its stamp under LastModified.
+_RENAMED: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {"SalesOrder": {"LastModifiedDateTime": "LastModified"}}
+)
+#: The version whose contract answers for a version the contracts do not cover (a test's "99.100.001").
+FALLBACK_VERSION = "25.200.001"
+
+
+@dataclass(frozen=True, slots=True)
+class EntityView:
+    """One entity as endpoint ``version`` defines it."""
+
+    definition: EntityDef
+    version: str  # the contract version (FALLBACK_VERSION for an unknown one)
+    types: Mapping[str, str]  # every field -> value type
+    scalars: tuple[str, ...]  # plain-value fields, in the order the server writes them
+    stored: Mapping[str, str]  # wire name -> the row's name, where they differ
+    change_field: str  # its wire name at this version
+    selects: Mapping[str, Mapping[str, str]]  # StringSingleSelectValue field -> description -> ID
+    date_only: frozenset[str]
+
+    def is_expandable(self, name: str) -> bool:
+        kind = self.types.get(name)
+        return kind is not None and contract.target_entity(kind) is not None
+
+    def resolve(self, path: str) -> str | None:
+        """The declared type at the end of a ``Linked/Field`` path, None when the contract lacks it."""
+        found = contract.resolve(self.version, self.definition.name, path)
+        return None if found is None else found[1]
+
+    def code_of(self, name: str, description: Any) -> Any:
+        codes = self.selects.get(name)
+        if codes is None or not isinstance(description, str):
+            return description
+        return codes.get(description, description)
+
+
+_VIEWS: dict[tuple[str, str], EntityView] = {}
+
+
+def view(definition: EntityDef, version: str) -> EntityView:
+    """``definition`` at endpoint ``version`` (versions without a contract use FALLBACK_VERSION's)."""
+    found = _VIEWS.get((definition.name, version))
+    if found is None or found.definition is not definition:
+        found = _VIEWS[(definition.name, version)] = _make_view(definition, version)
+    return found
+
+
+def _make_view(definition: EntityDef, version: str) -> EntityView:
+    known = version if version in contract.versions() else FALLBACK_VERSION
+    types = contract.entity_fields(known, definition.name)
+    scalars = tuple(name for name, kind in types.items() if contract.target_entity(kind) is None)
+    renamed = {wire: own for wire, own in _RENAMED.get(definition.name, {}).items() if own not in types}
+    change = next((wire for wire, own in renamed.items() if own == definition.change_field), None)
+    codes = CODES.get(definition.name, {})
+    return EntityView(
+        definition=definition,
+        version=known,
+        types=types,
+        scalars=scalars,
+        stored=MappingProxyType(renamed),
+        change_field=change or definition.change_field,
+        selects=MappingProxyType(
+            {
+                name: MappingProxyType(dict(codes.get(name, {})))
+                for name, kind in types.items()
+                if kind == "StringSingleSelectValue"
+            }
+        ),
+        date_only=frozenset(name for name, kind in types.items() if kind == "DateOnlyValue"),
+    )
+
+
+# What a real Customer sends for the fields the generator does not draw (empty, {}, when not listed).
 _CUSTOMER_DEFAULTS: Mapping[str, Any] = MappingProxyType(
     {
         "ApplyOverdueCharges": False,
@@ -149,8 +176,6 @@ _CUSTOMER_DEFAULTS: Mapping[str, Any] = MappingProxyType(
 )
 
 
-_DATES = frozenset({"Date", "DueDate", "RequestedOn"})
-
 ENTITIES: dict[str, EntityDef] = {
     entity.name: entity
     for entity in (
@@ -158,126 +183,23 @@ ENTITIES: dict[str, EntityDef] = {
             name="Customer",
             key_fields=("CustomerID",),
             change_field="LastModifiedDateTime",
-            fields=_CUSTOMER_FIELDS,
-            linked=("MainContact", "BillingContact", "PrimaryContact", "CreditVerificationRules"),
-            details=("Contacts", "Attributes"),
             custom=("Document.AttrPOREQ", "Document.UsrAccountManager"),
             defaults=_CUSTOMER_DEFAULTS,
-            lacking=MappingProxyType(
-                {"20.200.001": frozenset({"CreditLimit", "Email", "TaxExemptionNumber"})}
-            ),
         ),
         EntityDef(
             name="Vendor",
             key_fields=("VendorID",),
             change_field="LastModifiedDateTime",
-            fields=(
-                "VendorID",
-                "VendorName",
-                "LegalName",
-                "Status",
-                "VendorClass",
-                "CurrencyID",
-                "Terms",
-                "TaxZone",
-                "TaxRegistrationID",
-                "PaymentMethod",
-                "CreatedDateTime",
-                "LastModifiedDateTime",
-            ),
-            linked=("MainContact", "RemittanceContact"),
-            details=("Attributes",),
             custom=("Document.UsrPreferredCarrier",),
         ),
         EntityDef(
             name="Invoice",
             key_fields=("Type", "ReferenceNbr"),
             change_field="LastModifiedDateTime",
-            fields=(
-                "Type",
-                "ReferenceNbr",
-                "Customer",
-                "CustomerOrder",
-                "Date",
-                "DueDate",
-                "Status",
-                "Hold",
-                "Amount",
-                "Balance",
-                "CurrencyID",
-                "Terms",
-                "Description",
-                "CreatedDateTime",
-                "LastModifiedDateTime",
-            ),
-            date_fields=_DATES,
+            custom=("Document.CuryID",),  # the document's currency: no endpoint field holds it
         ),
-        EntityDef(
-            name="SalesOrder",
-            key_fields=("OrderType", "OrderNbr"),
-            change_field="LastModified",
-            fields=(
-                "OrderType",
-                "OrderNbr",
-                "CustomerID",
-                "CustomerOrder",
-                "Date",
-                "RequestedOn",
-                "Status",
-                "Hold",
-                "CreditHold",
-                "CurrencyID",
-                "OrderedQty",
-                "OrderTotal",
-                "Description",
-                "LastModified",
-            ),
-            details=("Details",),
-            date_fields=_DATES,
-        ),
-        EntityDef(
-            name="Bill",
-            key_fields=("Type", "ReferenceNbr"),
-            change_field="LastModifiedDateTime",
-            fields=(
-                "Type",
-                "ReferenceNbr",
-                "Vendor",
-                "VendorRef",
-                "Date",
-                "DueDate",
-                "Status",
-                "Hold",
-                "Amount",
-                "Balance",
-                "CurrencyID",
-                "Terms",
-                "Description",
-                "LastModifiedDateTime",
-            ),
-            date_fields=_DATES,
-        ),
-        EntityDef(
-            name="Case",
-            key_fields=("CaseID",),
-            change_field="LastModifiedDateTime",
-            fields=(
-                "CaseID",
-                "Subject",
-                "Status",
-                "Reason",
-                "Priority",
-                "Severity",
-                "ClassID",
-                "BusinessAccount",
-                "ContactID",
-                "Owner",
-                "DateReported",
-                "LastActivityDate",
-                "ClosingDate",
-                "Description",
-                "LastModifiedDateTime",
-            ),
-        ),
+        EntityDef(name="SalesOrder", key_fields=("OrderType", "OrderNbr"), change_field="LastModified"),
+        EntityDef(name="Bill", key_fields=("Type", "ReferenceNbr"), change_field="LastModifiedDateTime"),
+        EntityDef(name="Case", key_fields=("CaseID",), change_field="LastModifiedDateTime"),
     )
 }

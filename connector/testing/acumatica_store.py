@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from connector.testing.acumatica_filter import parse_filter
-from connector.testing.acumatica_schema import EntityDef
+from connector.testing.acumatica_filter import RowValues, parse_filter
+from connector.testing.acumatica_schema import EntityDef, EntityView
 
 #: Marks a wire field that a test removed from a record (see ``FakeAcumatica.corrupt``).
 MISSING: Any = object()
@@ -137,15 +137,19 @@ class EntityTable:
             self._change_keys = [row.values[field] for row in self._by_change]
         return self._by_change, self._change_keys
 
-    def select(self, filter_text: str | None) -> list[Row]:
-        """Rows matching ``filter_text`` in server order (cached per filter and data version)."""
+    def select(self, filter_text: str | None, wire: EntityView | None = None) -> list[Row]:
+        """Rows matching ``filter_text`` in server order (cached per filter, endpoint version and data
+        version). ``wire``: the endpoint version's names and select codes the filter is written in."""
         if not filter_text:
             return self.ordered()
-        cached = self._cache.get(filter_text)
+        cache_key = filter_text if wire is None else f"{wire.version}|{filter_text}"
+        cached = self._cache.get(cache_key)
         if cached is not None:
             return cached
-        parsed = parse_filter(filter_text, lookup, local_tz=self.local_tz)
-        bound = parsed.bounds(self.definition.change_field)
+        parsed = parse_filter(
+            filter_text, lookup if wire is None else _wire_lookup(wire), local_tz=self.local_tz
+        )
+        bound = parsed.bounds(self.definition.change_field if wire is None else wire.change_field)
         if bound is None:
             result = [row for row in self.ordered() if parsed.matches(row)]
         else:
@@ -159,5 +163,19 @@ class EntityTable:
             result = sorted((row for row in rows[start:end] if parsed.matches(row)), key=lambda row: row.seq)
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
-        self._cache[filter_text] = result
+        self._cache[cache_key] = result
         return result
+
+
+def _wire_lookup(wire: EntityView) -> RowValues:
+    """``lookup`` for a filter written in ``wire``'s names: renamed fields read from the row's name,
+    select fields compared by their ID (what a 26.200.001 client sends)."""
+    stored, selects = wire.stored, wire.selects
+    if not stored and not selects:
+        return lookup
+
+    def read(row: Row, path: str) -> Any:
+        value = lookup(row, stored.get(path, path))
+        return wire.code_of(path, value) if path in selects else value
+
+    return read
