@@ -23,6 +23,7 @@ from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.runlog import run_t
 from connector.testing import FakeAcumatica
 from connector.testing.sap import FakeSAP, etag
+from connector.testing.sap_contract import entity_contract
 
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 V = "/entity/Default/24.200.001"
@@ -263,6 +264,10 @@ def test_sap_sales_order_has_the_real_field_count_unless_selected() -> None:
             params={"sap-client": "100", "$format": "json", "$select": "SalesOrder,IncotermsClassification"},
         ).json()
     row = full["d"]["results"][0]
-    assert len(row) == 102 and row["to_Partner"]["__deferred"]["uri"].endswith("/to_Partner")
+    contract = entity_contract("API_SALES_ORDER_SRV", "v2", "A_SalesOrder")
+    assert contract is not None and set(row) - {"__metadata"} <= set(contract.properties) | set(
+        contract.navigation
+    )
+    assert len(row) == 92 and row["to_Partner"]["__deferred"]["uri"].endswith("/to_Partner")
     assert row["PriceDetnExchangeRate"] == "1.00000"  # Edm.Decimal as a string
     assert set(some["d"]["results"][0]) == {"__metadata", "SalesOrder", "IncotermsClassification"}

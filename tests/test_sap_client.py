@@ -296,7 +296,7 @@ def test_a_relative_next_link_is_resolved_against_the_request(clock: FrozenClock
     pages = {
         None: {
             "value": [{"SalesOrder": "1", "SoldToParty": "7"}],
-            "@odata.nextLink": "A_SalesOrder?$skiptoken=1",
+            "@odata.nextLink": "SalesOrder?$skiptoken=1",
         },
         "1": {"value": [{"SalesOrder": "2", "SoldToParty": "7"}]},
     }

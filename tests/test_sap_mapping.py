@@ -245,13 +245,17 @@ def test_a_billing_document_is_an_invoice_with_gross_amount() -> None:
         "PayerParty": "1000043",
         "BillingDocumentDate": date(2024, 5, 3),
         "TotalNetAmount": Decimal("100.00"),
-        "TotalTaxAmount": Decimal("19.00"),
+        "TaxAmount": Decimal("19.00"),
         "TransactionCurrency": "EUR",
         "BillingDocumentIsCancelled": False,
         "LastChangeDateTime": datetime(2024, 5, 3, 10, tzinfo=UTC),
     }
     doc = map_billing_document(bd, stream("BillingDocument"), RULES)
     assert doc.doc_type == "ar_invoice" and doc.amount == Decimal("119.00") and doc.is_open
+    gross = {**bd, "TotalGrossAmount": Decimal("119.01")}
+    assert map_billing_document(gross, stream("BillingDocument"), RULES).amount == Decimal("119.01")
+    net_only = {k: v for k, v in bd.items() if k != "TaxAmount"}
+    assert map_billing_document(net_only, stream("BillingDocument"), RULES).amount is None  # never net
     assert doc.extra["payer"] == "1000043" and doc.balance is None
     memo = map_billing_document({**bd, "SDDocumentCategory": "O"}, stream("BillingDocument"), RULES)
     assert memo.doc_type == "credit_memo"

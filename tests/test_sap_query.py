@@ -85,7 +85,7 @@ def test_v2_select_lists_expanded_navigations_and_v4_nests_expansions() -> None:
     assert "to_Customer" not in select_fields(stream, catalog, "v4").split(",")
     assert expand_option(stream.expand, "v2") == ",".join(stream.expand)
     assert expand_option(stream.expand, "v4") == (
-        "to_BusinessPartnerAddress($expand=to_EmailAddress,to_PhoneNumber),"
+        "to_BusinessPartnerAddress($expand=to_EmailAddress,to_PhoneNumber,to_MobilePhoneNumber),"
         "to_Customer($expand=to_CustomerCompany,to_CustomerSalesArea),"
         "to_Supplier($expand=to_SupplierCompany)"
     )

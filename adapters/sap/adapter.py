@@ -94,7 +94,10 @@ class SAPAdapter:
         self.client = SAPClient(tenant, clock=clock, transport=transport)
 
     def _configured_streams(self) -> dict[str, StreamDef]:
-        known = {name: s for name, s in self.catalog.streams.items() if name in _MAPPERS}
+        version = self.settings.odata_version
+        known = {
+            name: self.catalog.stream_for(name, version) for name in self.catalog.streams if name in _MAPPERS
+        }
         wanted = self.settings.streams
         if wanted is None:
             return known
@@ -139,12 +142,12 @@ class SAPAdapter:
         """Pages of ``stream`` changed or created at or after ``since`` (everything when None)."""
         definition = self._stream(stream)
         params = self._read_params(definition)
-        where = read_filter(definition, since, self.client.version, self.rules.time_zone)
+        where = read_filter(definition, since, definition.version, self.rules.time_zone)
         if where is not None:
             params["$filter"] = where
         walker = PageWalker(
             self.client,
-            Query(self._url(definition), params, definition.keys, count=True),
+            Query(self._url(definition), params, definition.keys, count=True, version=definition.version),
             page_size=self.settings.page_size,
         )
         requests_before = self.client.request_count
@@ -179,7 +182,7 @@ class SAPAdapter:
             params["$filter"] = all_of(definition.scope, " or ".join(f"({t})" for t in terms)) or ""
             walker = PageWalker(
                 self.client,
-                Query(self._url(definition), params, definition.keys),
+                Query(self._url(definition), params, definition.keys, version=definition.version),
                 page_size=self.settings.page_size,
             )
             requests_before = self.client.request_count
@@ -202,7 +205,7 @@ class SAPAdapter:
             raise ConfigError(f"tenant {self.tenant!r}: {exc}") from None
         params = self._read_params(definition)
         del params["$orderby"]  # not allowed on a single entity
-        row = parse_single(self.client.get_json(url, params), self.client.version)
+        row = parse_single(self.client.get_json(url, params, definition.version), definition.version)
         page = self._map_page(definition, [row], 1)
         if page.problems:
             raise ERPProtocolError(
@@ -220,7 +223,7 @@ class SAPAdapter:
             params["$filter"] = where
         walker = PageWalker(
             self.client,
-            Query(self._url(definition), params, definition.keys),
+            Query(self._url(definition), params, definition.keys, version=definition.version),
             page_size=self.settings.page_size,
         )
         for page in walker:
@@ -247,7 +250,7 @@ class SAPAdapter:
         return definition
 
     def _read_params(self, definition: StreamDef) -> dict[str, str]:
-        version = self.client.version
+        version = definition.version
         params = {"$orderby": ",".join(definition.keys)}
         if definition.select:
             params["$select"] = select_fields(definition, self.catalog, version)
@@ -256,7 +259,7 @@ class SAPAdapter:
         return params
 
     def _url(self, definition: StreamDef) -> str:
-        version = self.client.version
+        version = definition.version
         services = self.catalog.services[definition.service]
         if version not in services:
             raise ConfigError(

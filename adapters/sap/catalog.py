@@ -65,6 +65,7 @@ class StreamDef:
     scope: str | None = None
     open_filter: str | None = None
     also_changed: tuple[Cursor, ...] = ()
+    version: ODataVersion = "v2"  # the OData version this definition is read with
 
     @property
     def cursors(self) -> tuple[Cursor, ...]:
@@ -89,12 +90,24 @@ class StreamDef:
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
+    """``streams`` are read over OData v2; ``v4_streams`` are the streams whose service SAP also
+    publishes in v4, under v4's own entity-set, navigation and field names (``[streams.X.v4]``)."""
+
     services: dict[str, dict[ODataVersion, str]]
     entities: dict[str, EntityType]
     streams: dict[str, StreamDef]
+    v4_streams: dict[str, StreamDef] = field(default_factory=dict)
 
     def service_path(self, service: str, version: ODataVersion) -> str:
         return self.services[service][version]
+
+    def stream_for(self, name: str, version: ODataVersion) -> StreamDef:
+        """The definition of ``name`` read with ``version``: its v4 form when the tenant speaks v4
+        and the stream has one, else its v2 form (business partners and open items: SAP publishes
+        no v4 service for them)."""
+        if version == "v4" and name in self.v4_streams:
+            return self.v4_streams[name]
+        return self.streams[name]
 
     def entity(self, name: str) -> EntityType:
         return self.entities[name]
@@ -144,6 +157,57 @@ def _check_expand(stream: str, path: str, root: str, entities: dict[str, EntityT
         current = entities[target]
 
 
+def _stream(
+    name: str,
+    spec: dict[str, Any],
+    services: dict[str, dict[ODataVersion, str]],
+    entities: dict[str, EntityType],
+    version: ODataVersion,
+) -> StreamDef:
+    where = f"sap catalog: streams.{name}" + (".v4" if version == "v4" else "")
+    try:
+        service, entity_set = str(spec["service"]), str(spec["entity_set"])
+        record_type, raw_key = spec["record_type"], spec["key"]
+        changed = _cursor(f"{where}.changed", spec["changed"])
+    except KeyError as exc:
+        raise ConfigError(f"{where}: missing {exc.args[0]!r}") from None
+    if service not in services:
+        raise ConfigError(f"{where}: unknown service {service!r}")
+    if entity_set not in entities:
+        raise ConfigError(f"{where}: unknown entity {entity_set!r}")
+    if record_type not in ("party", "document"):
+        raise ConfigError(f"{where}: record_type must be 'party' or 'document'")
+    expand = tuple(str(p) for p in spec.get("expand", []))
+    for path in expand:
+        _check_expand(name, path, entity_set, entities)
+    fields = entities[entity_set].fields
+    created = _cursor(f"{where}.created", spec["created"]) if "created" in spec else None
+    also = tuple(_cursor(f"{where}.also_changed", c) for c in spec.get("also_changed", []))
+    for cursor in (changed, created, *also):
+        for fname in (cursor.field, cursor.time_field) if cursor else ():
+            if fname is not None and fname not in fields:
+                raise ConfigError(f"{where}: cursor field {fname!r} is not a field of {entity_set}")
+    keys = (raw_key,) if isinstance(raw_key, str) else tuple(str(k) for k in raw_key)
+    if not keys or any(k not in fields for k in keys):
+        raise ConfigError(f"{where}: key {raw_key!r} must name fields of {entity_set}")
+    return StreamDef(
+        name=name,
+        service=service,
+        entity_set=entity_set,
+        record_type=record_type,
+        keys=keys,
+        changed=changed,
+        created=created,
+        day_granular=spec.get("granularity") == "day" or changed.kind == "date",
+        expand=expand,
+        select=bool(spec.get("select", True)),
+        scope=str(spec["scope"]) if "scope" in spec else None,
+        open_filter=str(spec["open_filter"]) if "open_filter" in spec else None,
+        also_changed=also,
+        version=version,
+    )
+
+
 def parse_catalog(raw: dict[str, Any]) -> Catalog:
     """Validate a parsed TOML document into a :class:`Catalog`."""
     services: dict[str, dict[ODataVersion, str]] = {}
@@ -153,49 +217,18 @@ def parse_catalog(raw: dict[str, Any]) -> Catalog:
         services[name] = {cast(ODataVersion, v): str(p).rstrip("/") for v, p in paths.items()}
     entities = _entities(raw.get("entities", {}))
     streams: dict[str, StreamDef] = {}
+    v4_streams: dict[str, StreamDef] = {}
     for name, spec in raw.get("streams", {}).items():
-        where = f"sap catalog: streams.{name}"
-        try:
-            service, entity_set = str(spec["service"]), str(spec["entity_set"])
-            record_type, raw_key = spec["record_type"], spec["key"]
-            changed = _cursor(f"{where}.changed", spec["changed"])
-        except KeyError as exc:
-            raise ConfigError(f"{where}: missing {exc.args[0]!r}") from None
-        if service not in services:
-            raise ConfigError(f"{where}: unknown service {service!r}")
-        if entity_set not in entities:
-            raise ConfigError(f"{where}: unknown entity {entity_set!r}")
-        if record_type not in ("party", "document"):
-            raise ConfigError(f"{where}: record_type must be 'party' or 'document'")
-        expand = tuple(str(p) for p in spec.get("expand", []))
-        for path in expand:
-            _check_expand(name, path, entity_set, entities)
-        fields = entities[entity_set].fields
-        created = _cursor(f"{where}.created", spec["created"]) if "created" in spec else None
-        also = tuple(_cursor(f"{where}.also_changed", c) for c in spec.get("also_changed", []))
-        for cursor in (changed, created, *also):
-            for fname in (cursor.field, cursor.time_field) if cursor else ():
-                if fname is not None and fname not in fields:
-                    raise ConfigError(f"{where}: cursor field {fname!r} is not a field of {entity_set}")
-        keys = (raw_key,) if isinstance(raw_key, str) else tuple(str(k) for k in raw_key)
-        if not keys or any(k not in fields for k in keys):
-            raise ConfigError(f"{where}: key {raw_key!r} must name fields of {entity_set}")
-        streams[name] = StreamDef(
-            name=name,
-            service=service,
-            entity_set=entity_set,
-            record_type=record_type,
-            keys=keys,
-            changed=changed,
-            created=created,
-            day_granular=spec.get("granularity") == "day" or changed.kind == "date",
-            expand=expand,
-            select=bool(spec.get("select", True)),
-            scope=str(spec["scope"]) if "scope" in spec else None,
-            open_filter=str(spec["open_filter"]) if "open_filter" in spec else None,
-            also_changed=also,
-        )
-    return Catalog(services=services, entities=entities, streams=streams)
+        streams[name] = _stream(name, spec, services, entities, "v2")
+        v4 = spec.get("v4")
+        if v4 is not None:
+            if not isinstance(v4, dict):
+                raise ConfigError(f"sap catalog: streams.{name}.v4 must be a table")
+            if "v4" not in services.get(str(spec.get("service")), {}):
+                raise ConfigError(f"sap catalog: streams.{name}.v4 needs a v4 path of its service")
+            merged = {**{k: v for k, v in spec.items() if k != "v4"}, **v4}
+            v4_streams[name] = _stream(name, merged, services, entities, "v4")
+    return Catalog(services=services, entities=entities, streams=streams, v4_streams=v4_streams)
 
 
 def load_catalog(path: Path | None = None) -> Catalog:

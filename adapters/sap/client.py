@@ -158,8 +158,11 @@ class SAPClient:
         finally:
             self.http.close()
 
-    def get_json(self, url: str, params: dict[str, str] | None = None) -> Any:
-        """GET ``url`` with ``params`` and ``sap-client``.
+    def get_json(
+        self, url: str, params: dict[str, str] | None = None, version: ODataVersion | None = None
+    ) -> Any:
+        """GET ``url`` with ``params`` and ``sap-client``, as an OData ``version`` request (default:
+        the tenant's; a v4 tenant still reads the v2-only services over v2).
 
         ``params=None`` means ``url`` is a link the server sent (``__next``): it is requested as it
         came, with ``sap-client`` appended only when the link lacks it (httpx would otherwise
@@ -174,7 +177,8 @@ class SAPClient:
         else:
             merged = {**params, "sap-client": client} if client else dict(params)
         try:
-            return self.http.request_json("GET", url, params=merged)
+            headers = None if version in (None, self.version) else {"Accept": ACCEPT[version]}
+            return self.http.request_json("GET", url, params=merged, headers=headers)
         except SessionExpired as exc:  # a fresh token was refused too
             raise ERPAuthError(
                 f"SAP refused a freshly fetched OAuth token for {safe_url(url)} (HTTP 401); check the "

@@ -27,13 +27,30 @@ from datetime import UTC, date, datetime, tzinfo
 from decimal import Decimal
 from typing import Any, Literal
 
-from connector.adapters.sap.catalog import Cursor, StreamDef
+from connector.adapters.sap.catalog import Cursor, ODataVersion, StreamDef
 from connector.adapters.sap.odata import Entity
 from connector.adapters.sap.values import combine, jsonable
 from connector.erp.records import Address, Contact, DocType, DocumentRecord, PartyRecord
 from connector.errors import ERPRecordError
 
 _SD_STATUS = {"A": "open", "B": "in_process", "C": "completed"}
+# The names that differ between OData v2 and v4 (SAP's published $metadata of each service); every
+# other name the mappers read is the same in both. v4's BillingDocument has no clearing status.
+_NAMES: dict[ODataVersion, dict[str, str]] = {
+    "v2": {
+        "delivery_status": "OverallTotalDeliveryStatus",
+        "items": "to_Item",
+        "product": "Material",
+        "tax": "TaxAmount",
+    },
+    "v4": {
+        "delivery_status": "OverallDeliveryStatus",
+        "items": "_Item",
+        "product": "Product",
+        "tax": "TotalTaxAmount",
+    },
+}
+_CLEARING_STATUS: dict[ODataVersion, str] = {"v2": "InvoiceClearingStatus"}
 _CLEARING = {"A": "open", "B": "partially_cleared", "C": "cleared"}
 _CREDIT_MEMO_CATEGORIES = frozenset({"O", "6"})  # SD document category: credit memo / credit memo list
 
@@ -113,9 +130,11 @@ def _first_default(rows: list[Entity], flag: str, value: str) -> str | None:
     return next((_text(r.get(value)) for r in ordered if _text(r.get(value))), None)
 
 
-def _contact_points(bp: Entity) -> tuple[str | None, str | None, tuple[Address, ...]]:
+def _contact_points(bp: Entity) -> tuple[str | None, str | None, str | None, tuple[Address, ...]]:
+    """E-mail, landline, mobile number (each the default one of the first address that has one)
+    and the addresses."""
     addresses = sorted(_rows(bp.get("to_BusinessPartnerAddress")), key=lambda a: str(a.get("AddressID")))
-    email = phone = None
+    email = phone = mobile = None
     mapped = []
     for index, addr in enumerate(addresses):
         email = email or _first_default(
@@ -123,6 +142,9 @@ def _contact_points(bp: Entity) -> tuple[str | None, str | None, tuple[Address, 
         )
         phone = phone or _first_default(
             _rows(addr.get("to_PhoneNumber")), "IsDefaultPhoneNumber", "PhoneNumber"
+        )
+        mobile = mobile or _first_default(
+            _rows(addr.get("to_MobilePhoneNumber")), "IsDefaultPhoneNumber", "PhoneNumber"
         )
         street = " ".join(p for p in (_text(addr.get("StreetName")), _text(addr.get("HouseNumber"))) if p)
         mapped.append(
@@ -136,7 +158,7 @@ def _contact_points(bp: Entity) -> tuple[str | None, str | None, tuple[Address, 
                 country=_text(addr.get("Country")),
             )
         )
-    return email, phone, tuple(mapped)
+    return email, phone, mobile, tuple(mapped)
 
 
 def _name(bp: Entity, role: Entity, role_name_field: str) -> str | None:
@@ -206,7 +228,8 @@ def _party(
         status = "deleted"
     else:
         status = "blocked" if blocks else "active"
-    email, phone, addresses = _contact_points(bp)
+    email, landline, mobile, addresses = _contact_points(bp)
+    phone = landline or mobile
     name = _name(bp, role, "CustomerName" if is_customer else "SupplierName")
     role_number = _text(role.get("Customer" if is_customer else "Supplier"))
     extra: dict[str, Any] = {
@@ -217,6 +240,7 @@ def _party(
         ("customer" if is_customer else "supplier"): role_number,
         "company_code": company.get("CompanyCode") if company else None,
         "payment_methods": _text(company.get("PaymentMethodsList")) if company else None,
+        "mobile_phone": mobile,
     }
     if area is not None:
         extra["sales_area"] = "/".join(
@@ -275,7 +299,27 @@ def _money(value: Any) -> Decimal | None:
     return value if isinstance(value, Decimal) else None
 
 
+def _order_lines(so: Entity, names: dict[str, str]) -> list[dict[str, str]]:
+    """The expanded items as the order's lines, in item order (the shape Acumatica's lines have)."""
+    items = sorted(_rows(so.get(names["items"])), key=lambda i: str(i.get("SalesOrderItem")).zfill(6))
+    lines = []
+    for item in items:
+        quantity, amount = _money(item.get("RequestedQuantity")), _money(item.get("NetAmount"))
+        line = {
+            "line": _text(item.get("SalesOrderItem")),
+            "item": _text(item.get(names["product"])),
+            "description": _text(item.get("SalesOrderItemText")),
+            "quantity": str(quantity) if quantity is not None else None,
+            "unit": _text(item.get("RequestedQuantitySAPUnit")),
+            "amount": str(amount) if amount is not None else None,
+        }
+        lines.append({k: v for k, v in line.items() if v is not None})
+    return lines
+
+
 def map_sales_order(so: Entity, stream: StreamDef, rules: MappingRules) -> DocumentRecord:
+    """A sales order; its expanded items (``to_Item`` in v2, ``_Item`` in v4) become ``extra.lines``."""
+    names = _NAMES[stream.version]
     number = _text(so.get("SalesOrder"))
     if number is None:
         raise MappingError("sales order without a SalesOrder number")
@@ -288,13 +332,14 @@ def map_sales_order(so: Entity, stream: StreamDef, rules: MappingRules) -> Docum
     extra = {
         "order_type": _text(so.get("SalesOrderType")),
         "sales_organization": _text(so.get("SalesOrganization")),
-        "delivery_status": _text(so.get("OverallTotalDeliveryStatus")),
+        "delivery_status": _text(so.get(names["delivery_status"])),
         "payment_terms": _text(so.get("CustomerPaymentTerms")),
         "requested_delivery_date": so["RequestedDeliveryDate"].isoformat()
         if so.get("RequestedDeliveryDate")
         else None,
         "billing_block": _text(so.get("HeaderBillingBlockReason")),
         "delivery_block": _text(so.get("DeliveryBlockReason")),
+        "lines": _order_lines(so, names) or None,
     }
     return DocumentRecord(
         tenant=rules.tenant,
@@ -315,24 +360,35 @@ def map_sales_order(so: Entity, stream: StreamDef, rules: MappingRules) -> Docum
     )
 
 
+def _gross(net: Decimal | None, tax: Decimal | None, gross: Decimal | None) -> Decimal | None:
+    """``TotalGrossAmount``; else net + tax; never the net alone (that would understate every invoice)."""
+    if gross is not None:
+        return gross
+    return net + tax if net is not None and tax is not None else None
+
+
 def map_billing_document(bd: Entity, stream: StreamDef, rules: MappingRules) -> DocumentRecord:
-    """An invoice (or credit memo by SD category). Amount is gross (net + tax).
+    """An invoice (or credit memo by SD category). Amount is gross: ``TotalGrossAmount``, else net
+    plus tax (``TaxAmount`` in v2, ``TotalTaxAmount`` in v4); with neither, no amount.
 
     The billing document carries no due date or open balance (those live in the AR line items), so
     ``balance`` and ``due_date`` stay empty. ``is_open`` means "not cancelled and not cleared"
-    (``InvoiceClearingStatus`` C); without a clearing status every uncancelled invoice counts as
-    open. A payment is posted in FI and may not move the billing document's change stamp, so only a
-    full read is sure to see it.
+    (``InvoiceClearingStatus`` C, v2 only); without a clearing status (always in v4) every
+    uncancelled invoice counts as open. A payment is posted in FI and may not move the billing
+    document's change stamp, so only a full read is sure to see it.
     """
+    names = _NAMES[stream.version]
     number = _text(bd.get("BillingDocument"))
     if number is None:
         raise MappingError("billing document without a BillingDocument number")
     party = _text(bd.get("SoldToParty")) or _text(bd.get("PayerParty"))
     if party is None:
         raise MappingError(f"billing document {number} has neither SoldToParty nor PayerParty")
-    net, tax = _money(bd.get("TotalNetAmount")), _money(bd.get("TotalTaxAmount"))
+    net, tax = _money(bd.get("TotalNetAmount")), _money(bd.get(names["tax"]))
+    gross = _gross(net, tax, _money(bd.get("TotalGrossAmount")))
     cancelled = bool(bd.get("BillingDocumentIsCancelled"))
-    clearing = _text(bd.get("InvoiceClearingStatus"))
+    clearing_field = _CLEARING_STATUS.get(stream.version)
+    clearing = _text(bd.get(clearing_field)) if clearing_field else None
     doc_type: DocType = (
         "credit_memo" if bd.get("SDDocumentCategory") in _CREDIT_MEMO_CATEGORIES else "ar_invoice"
     )
@@ -356,7 +412,7 @@ def map_billing_document(bd: Entity, stream: StreamDef, rules: MappingRules) -> 
         party_external_id=party,
         status="cancelled" if cancelled else _CLEARING.get(clearing or "", "open"),
         currency=_text(bd.get("TransactionCurrency")),
-        amount=(net + (tax or Decimal(0))) if net is not None else None,
+        amount=gross,
         doc_date=bd.get("BillingDocumentDate"),
         customer_ref=_text(bd.get("PurchaseOrderByCustomer")),
         is_open=not cancelled and clearing != "C",

@@ -33,6 +33,7 @@ class Query:
     params: dict[str, str]
     key_fields: tuple[str, ...]
     count: bool = False  # ask for $inlinecount / $count on the first request
+    version: ODataVersion | None = None  # the service's OData version (default: the tenant's)
 
 
 def _fingerprint(page: CollectionPage, key_fields: tuple[str, ...]) -> str:
@@ -51,7 +52,7 @@ class PageWalker:
         self.client = client
         self.query = query
         self.page_size = page_size
-        self.version: ODataVersion = client.version
+        self.version: ODataVersion = query.version or client.version
         self.total: int | None = None
         self._seen_pages = SeenPages()
         self._seen_links: set[str] = set()
@@ -83,7 +84,7 @@ class PageWalker:
             windows.advance(in_window)
 
     def _fetch(self, url: str, params: dict[str, str] | None, *, where: str) -> CollectionPage:
-        page = parse_collection(self.client.get_json(url, params), self.version)
+        page = parse_collection(self.client.get_json(url, params, self.version), self.version)
         fingerprint = _fingerprint(page, self.query.key_fields) if page.rows else None
         if fingerprint is not None and self._seen_pages.repeat_of(fingerprint, where) is not None:
             raise ERPProtocolError(

@@ -25,6 +25,7 @@ import threading
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, TypeVar, cast
@@ -35,10 +36,12 @@ from pydantic import SecretStr
 from connector.clock import Clock, FrozenClock
 from connector.settings import TenantSettings
 from connector.testing.sap_auth import TOKEN_PATH, AuthMode, Gate
+from connector.testing.sap_contract import entity_contract
 from connector.testing.sap_data import DataSpec, Row, generate, stamp
 from connector.testing.sap_faults import Fault, FaultKind, FaultQueue
 from connector.testing.sap_filter import FilterError
 from connector.testing.sap_items import ItemPoster, post_all
+from connector.testing.sap_metadata import metadata_document
 from connector.testing.sap_model import ENTITY_SETS, SERVICE_PATHS, EntitySet, RowIndex
 from connector.testing.sap_query import (
     ExpandTree,
@@ -141,10 +144,13 @@ class FakeSAP:
         return self.base_url + TOKEN_PATH
 
     def service_path(self, service: str) -> str:
-        return SERVICE_PATHS[self.odata_version][service]
+        """The path of ``service`` in the fake's version, or in v2 where SAP publishes no v4 one."""
+        return SERVICE_PATHS[self.odata_version].get(service) or SERVICE_PATHS["v2"][service]
 
     def url(self, entity_set: str) -> str:
-        return f"{self.base_url}{self.service_path(ENTITY_SETS[entity_set].service)}/{entity_set}"
+        """The URL of an entity set (each set belongs to one version: ``A_SalesOrder`` is v2,
+        ``SalesOrder`` v4)."""
+        return f"{self.base_url}{ENTITY_SETS[entity_set].path}/{entity_set}"
 
     @property
     def request_count(self) -> int:
@@ -244,6 +250,7 @@ class FakeSAP:
             for address in self.data.addresses.pop(key, []):
                 self.data.emails.pop(address["AddressID"], None)
                 self.data.phones.pop(address["AddressID"], None)
+                self.data.mobiles.pop(address["AddressID"], None)
             for name in (
                 "customers",
                 "customer_companies",
@@ -385,42 +392,48 @@ class FakeSAP:
         self.requests_by_path[path] += 1
         if path == TOKEN_PATH:
             return self.gate.token(request)
-        refusal = self.fault_queue.before(request, self.odata_version) or self.gate.check(request)
+        found = _service(path)
+        version: Version = found[2] if found is not None else self.odata_version
+        refusal = self.fault_queue.before(request, version) or self.gate.check(request)
         if refusal is not None:
             return refusal
         try:
-            response = self._route(request)
+            response = self._route(request, found)
         except QueryError as exc:
-            return self._error(400, "/IWBEP/CM_MGW_RT/004", str(exc))
+            return self._error(400, "/IWBEP/CM_MGW_RT/004", str(exc), version=version)
         except FilterError as exc:
-            return self._error(400, "/IWBEP/CM_MGW_RT/022", f"Invalid filter expression: {exc}")
-        return self.fault_queue.after(request, response, self.odata_version)
-
-    def _service(self, path: str) -> tuple[str, str] | None:
-        for service, root in SERVICE_PATHS[self.odata_version].items():
-            if path.startswith(root + "/"):
-                return service, path[len(root) + 1 :]
-        return None
-
-    def _route(self, request: httpx.Request) -> httpx.Response:
-        if request.method != "GET":
-            return self._error(405, "/IWBEP/CM_MGW_RT/001", f"method {request.method} is not supported")
-        found = self._service(request.url.path)
-        if found is None:
             return self._error(
-                404, "/IWFND/MED/170", f"No service found for namespace, name, version {request.url.path}"
+                400, "/IWBEP/CM_MGW_RT/022", f"Invalid filter expression: {exc}", version=version
             )
-        service, remainder = found
+        except NotServed as exc:
+            return self._error(501, "/IWBEP/CM_MGW_RT/017", str(exc), version=version)
+        return self.fault_queue.after(request, response, version)
+
+    def _route(self, request: httpx.Request, found: tuple[str, str, Version] | None) -> httpx.Response:
+        if found is None:
+            message = f"No service found for namespace, name, version {request.url.path}"
+            return self._error(404, "/IWFND/MED/170", message, version=self.odata_version)
+        service, remainder, version = found
+        if request.method != "GET":
+            message = f"method {request.method} is not supported"
+            return self._error(405, "/IWBEP/CM_MGW_RT/001", message, version=version)
         if remainder in ("", "$metadata"):
-            return httpx.Response(200, text="<edmx:Edmx/>", headers={"content-type": "application/xml"})
+            return httpx.Response(
+                200, content=metadata_document(service, version), headers={"content-type": "application/xml"}
+            )
         resource = parse_resource(urllib.parse.unquote(remainder))
         entity_set = ENTITY_SETS.get(resource.entity_set)
-        if entity_set is None or entity_set.service != service:
+        if entity_set is None or entity_set.service != service or entity_set.version != version:
+            if entity_contract(service, version, resource.entity_set) is not None:
+                raise NotServed(f"the fake SAP does not serve {resource.entity_set} (SAP's service has it)")
             return self._error(
-                404, "/IWBEP/CM_MGW_RT/021", f"Resource not found for segment '{resource.entity_set}'"
+                404,
+                "/IWBEP/CM_MGW_RT/021",
+                f"Resource not found for segment '{resource.entity_set}'",
+                version=version,
             )
         params = request.url.params
-        if self.odata_version == "v2" and not _wants_json(request):
+        if version == "v2" and not _wants_json(request):
             return httpx.Response(
                 200,
                 text="<feed xmlns='http://www.w3.org/2005/Atom'/>",
@@ -429,7 +442,7 @@ class FakeSAP:
         if resource.key is not None:
             return self._single(request, entity_set, resource.key, params)
         rows = self.index.query(
-            entity_set, params.get("$filter", ""), params.get("$orderby", ""), self.odata_version
+            entity_set, params.get("$filter", ""), params.get("$orderby", ""), entity_set.version
         )
         if resource.count:
             return httpx.Response(200, text=str(len(rows)), headers={"content-type": "text/plain"})
@@ -448,11 +461,14 @@ class FakeSAP:
         row = self.index.by_key(entity_set).get(wanted)
         if row is None:
             return self._error(
-                404, "/IWBEP/CM_MGW_RT/020", f"Resource not found for segment '{entity_set.name}'"
+                404,
+                "/IWBEP/CM_MGW_RT/020",
+                f"Resource not found for segment '{entity_set.name}'",
+                version=entity_set.version,
             )
-        renderer = _Renderer(self, request, params)
+        renderer = _Renderer(self, request, params, entity_set.version)
         body = renderer.entity(row, entity_set, renderer.expand(entity_set), renderer.select(entity_set))
-        payload = {"d": body} if self.odata_version == "v2" else body
+        payload = {"d": body} if entity_set.version == "v2" else body
         return _json(payload, renderer.encode)
 
     def _collection(
@@ -466,7 +482,7 @@ class FakeSAP:
         page_end = window_end
         if self.server_page_size is not None:
             page_end = min(window_end, start + self.server_page_size)
-        renderer = _Renderer(self, request, params)
+        renderer = _Renderer(self, request, params, entity_set.version)
         expand, select = renderer.expand(entity_set), renderer.select(entity_set)
         results = [renderer.entity(row, entity_set, expand, select) for row in rows[start:page_end]]
         next_link = None
@@ -474,10 +490,10 @@ class FakeSAP:
             next_link = _next_link(request, page_end, None if top is None else window_end - page_end)
         counted = (
             params.get("$inlinecount") == "allpages"
-            if self.odata_version == "v2"
+            if entity_set.version == "v2"
             else params.get("$count") == "true"
         )
-        if self.odata_version == "v2":
+        if entity_set.version == "v2":
             container: dict[str, Any] = {"results": results}
             if counted:
                 container["__count"] = str(len(rows))
@@ -496,21 +512,55 @@ class FakeSAP:
         return response
 
     def _error(
-        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+        self,
+        status: int,
+        code: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+        *,
+        version: Version,
     ) -> httpx.Response:
         return httpx.Response(
             status,
-            content=error_body(self.odata_version, code, message),
+            content=error_body(version, code, message),
             headers={"content-type": "application/json", **(headers or {})},
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What one entity set sends, from its contract: the properties, the constant fill-ins among
+    them and (v2) the navigation properties, which appear as ``__deferred`` unless expanded."""
+
+    allowed: frozenset[str]
+    defaults: dict[str, Any]
+    navigation: tuple[str, ...]
+
+
+_SHAPES: dict[str, _Shape] = {}
+
+
+def _shape(entity_set: EntitySet) -> _Shape:
+    shape = _SHAPES.get(entity_set.name)
+    if shape is None:
+        contract = entity_set.contract
+        allowed = frozenset(contract.properties)
+        shape = _SHAPES[entity_set.name] = _Shape(
+            allowed,
+            {k: v for k, v in entity_set.defaults.items() if k in allowed},
+            tuple(contract.navigation),
+        )
+    return shape
 
 
 class _Renderer:
     """Encodes rows for one request (version, decimals, expansions, selection)."""
 
-    def __init__(self, fake: FakeSAP, request: httpx.Request, params: httpx.QueryParams) -> None:
+    def __init__(
+        self, fake: FakeSAP, request: httpx.Request, params: httpx.QueryParams, version: Version
+    ) -> None:
         self.fake = fake
-        self.version = fake.odata_version
+        self.version = version
         self.params = params
         accept = request.headers.get("accept", "")
         self.encode = v2_value if self.version == "v2" else v4_encoder("IEEE754Compatible=true" in accept)
@@ -528,9 +578,10 @@ class _Renderer:
         if names is None:
             return None
         fields = self.fake.index.fields(entity_set)
+        navigation = entity_set.contract.navigation
         for name in names:
-            if name not in fields and name not in entity_set.navigation and "/" not in name:
-                raise QueryError(f"Property {name} not found in type {entity_set.name}Type")
+            if name not in fields and name not in navigation and "/" not in name:
+                raise QueryError(f"Property {name} not found in type {entity_set.contract.type_name}")
         return names
 
     def entity(
@@ -538,49 +589,56 @@ class _Renderer:
     ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         uri = ""
-        if self.version == "v2":
+        v2 = self.version == "v2"
+        if v2:
             prefix, type_name = self._meta(entity_set)
             uri = prefix + _key_text(entity_set, row)
             out["__metadata"] = {"id": uri, "uri": uri, "type": type_name}
             stamp = row.get("LastChangeDateTime")
             if isinstance(stamp, datetime):  # real S/4 sends the change stamp as the entity's etag
                 out["__metadata"]["etag"] = etag(stamp)
-        defaults = entity_set.defaults
+        shape = _shape(entity_set)
+        defaults = shape.defaults
         if select is None:
             if defaults:
                 out.update(defaults)
-            out.update(row)  # dates, times and decimals are encoded by dumps(..., self.encode)
+            if row.keys() <= shape.allowed:
+                out.update(row)  # dates, times and decimals are encoded by dumps(..., self.encode)
+            else:  # the row holds the other version's names too: send this version's only
+                allowed = shape.allowed
+                out.update({k: v for k, v in row.items() if k in allowed})
         else:
             for name in select:
                 if name in row:
                     out[name] = row[name]
                 elif name in defaults:
                     out[name] = defaults[name]
-        for nav_name, nav in entity_set.navigation.items():
+        navigation = entity_set.navigation
+        for nav_name in shape.navigation:
             if nav_name in expand:
+                nav = navigation[nav_name]
                 target_set = ENTITY_SETS[nav.target]
                 found = nav.resolve(self.fake.data, row)
                 if nav.many:
                     items = [self.entity(child, target_set, expand[nav_name], None) for child in found]
-                    out[nav_name] = {"results": items} if self.version == "v2" else items
+                    out[nav_name] = {"results": items} if v2 else items
                 else:
                     out[nav_name] = (
                         None if found is None else self.entity(found, target_set, expand[nav_name], None)
                     )
-            elif self.version == "v2" and (select is None or nav_name in select):
+            elif v2 and (select is None or nav_name in select):
                 out[nav_name] = {"__deferred": {"uri": f"{uri}/{nav_name}"}}
-        if self.version == "v2":
-            for nav_name in entity_set.deferred:
-                if select is None or nav_name in select:
-                    out[nav_name] = {"__deferred": {"uri": f"{uri}/{nav_name}"}}
         return out
 
     def _meta(self, entity_set: EntitySet) -> tuple[str, str]:
         """The URI prefix and type name of an entity set, computed once per request."""
         meta = self._metas.get(entity_set.name)
         if meta is None:
-            prefix = f"{self.root}{self.fake.service_path(entity_set.service)}/{entity_set.name}"
-            meta = self._metas[entity_set.name] = (prefix, f"{entity_set.service}.{entity_set.name}Type")
+            prefix = f"{self.root}{entity_set.path}/{entity_set.name}"
+            meta = self._metas[entity_set.name] = (
+                prefix,
+                f"{entity_set.service}.{entity_set.contract.type_name}",
+            )
         return meta
 
 
@@ -594,8 +652,23 @@ def _check_tree(entity_set: EntitySet, tree: ExpandTree) -> None:
     for name, children in tree.items():
         nav = entity_set.navigation.get(name)
         if nav is None:
-            raise QueryError(f"Property {name} not found in type {entity_set.name}Type")
+            if name in entity_set.contract.navigation:
+                raise NotServed(f"the fake SAP does not expand {entity_set.name}/{name} (SAP's service does)")
+            raise QueryError(f"Property {name} not found in type {entity_set.contract.type_name}")
         _check_tree(ENTITY_SETS[nav.target], children)
+
+
+class NotServed(Exception):
+    """Something SAP's contract defines but the fake does not serve: 501, never a made-up answer."""
+
+
+def _service(path: str) -> tuple[str, str, Version] | None:
+    """The service, the rest of the path and the OData version a request path addresses."""
+    for version, paths in SERVICE_PATHS.items():
+        for service, root in paths.items():
+            if path.startswith(root + "/") or path == root:
+                return service, path[len(root) + 1 :], version
+    return None
 
 
 def _quoted(value: Any) -> str:

@@ -11,6 +11,7 @@ harmonised number ranges.
 from __future__ import annotations
 
 import gc
+import random
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from decimal import Decimal
@@ -64,6 +65,7 @@ class SAPData:
     addresses: dict[str, list[Row]] = field(default_factory=dict)  # by BusinessPartner
     emails: dict[str, list[Row]] = field(default_factory=dict)  # by AddressID
     phones: dict[str, list[Row]] = field(default_factory=dict)  # by AddressID
+    mobiles: dict[str, list[Row]] = field(default_factory=dict)  # by AddressID (to_MobilePhoneNumber)
     customers: dict[str, Row] = field(default_factory=dict)
     customer_companies: dict[str, list[Row]] = field(default_factory=dict)  # by Customer
     customer_sales_areas: dict[str, list[Row]] = field(default_factory=dict)  # by Customer
@@ -96,6 +98,8 @@ class Generator:
         self._random = self.gen.random
         self._pick = self.gen.pick
         self._span = max(1, int((spec.now - EPOCH_START).total_seconds()))
+        # Mobile numbers draw from their own stream, so adding them changed none of the other data.
+        self._mobile_rng = random.Random(spec.seed * 7907 + 3)
 
     # Helpers ---------------------------------------------------------------------------------
     def _int(self, low: int, high: int | None = None) -> int:
@@ -230,7 +234,27 @@ class Generator:
                 if rng.random() < 0.8
                 else []
             )
+            data.mobiles[address_id] = self._mobiles(address_id, place.country)
         data.addresses[partner] = rows
+
+    def _mobiles(self, address_id: str, country: str) -> list[Row]:
+        """A mobile number on about a third of the addresses (SAP keeps them apart: type 3)."""
+        draw = self._mobile_rng
+        if draw.random() >= 0.35:
+            return []
+        number = f"+49 15{draw.randrange(10, 80)} {draw.randrange(1_000_000, 10_000_000)}"
+        return [
+            {
+                "AddressID": address_id,
+                "Person": "",
+                "OrdinalNumber": "1",
+                "DestinationLocationCountry": country,
+                "IsDefaultPhoneNumber": True,
+                "PhoneNumber": number,
+                "PhoneNumberExtension": "",
+                "PhoneNumberType": "3",
+            }
+        ]
 
     def _customer(self, number: str, name: str, vat: str, created_on: date) -> None:
         rng, data = self.rng, self.data
@@ -338,7 +362,8 @@ class Generator:
             "CustomerPaymentTerms": self._pick(_TERMS),
             "RequestedDeliveryDate": created.date() + timedelta(days=self._int(3, 40)),
             "OverallSDProcessStatus": status,
-            "OverallTotalDeliveryStatus": status,
+            "OverallTotalDeliveryStatus": status,  # v2 only
+            "OverallDeliveryStatus": status,
             "OverallSDDocumentRejectionSts": "C" if rng.random() < 0.02 else "A",
             "HeaderBillingBlockReason": "",
             "DeliveryBlockReason": "",
@@ -363,6 +388,7 @@ class Generator:
         created = min(created, self.spec.now)
         changed = created + timedelta(minutes=self._int(0, 600))
         net: Decimal = order["TotalNetAmount"] or Decimal(0)
+        tax = (net * Decimal("0.19")).quantize(Decimal("0.01"))
         created_on, created_at = stamp(created, self.zone)
         data.billing_documents[number] = {
             "BillingDocument": number,
@@ -380,7 +406,9 @@ class Generator:
             "PayerParty": order["SoldToParty"],
             "PurchaseOrderByCustomer": order["PurchaseOrderByCustomer"],
             "TotalNetAmount": net,
-            "TotalTaxAmount": (net * Decimal("0.19")).quantize(Decimal("0.01")),
+            "TaxAmount": tax,  # v2's name
+            "TotalTaxAmount": tax,  # v4's name
+            "TotalGrossAmount": net + tax,
             "TransactionCurrency": order["TransactionCurrency"],
             "CustomerPaymentTerms": order["CustomerPaymentTerms"],
             "OverallBillingStatus": "C",
@@ -397,19 +425,22 @@ def sales_order_items(order: Row) -> list[Row]:
     """Items derived from the order on demand (deterministic), so 200,000 orders cost no item rows."""
     number = order["SalesOrder"]
     count = 1 + int(number) % 3
-    total: Decimal = order["TotalNetAmount"] or Decimal(0)
+    total = order["TotalNetAmount"] if isinstance(order["TotalNetAmount"], Decimal) else Decimal(0)
     share = (total / count).quantize(Decimal("0.01"))
     rows = []
     for n in range(1, count + 1):
         amount = share if n < count else total - share * (count - 1)
+        product = f"TG{(int(number) + n) % 30:02d}"
         rows.append(
             {
                 "SalesOrder": number,
                 "SalesOrderItem": str(n * 10),
-                "Material": f"TG{(int(number) + n) % 30:02d}",
+                "Material": product,  # v2's name
+                "Product": product,  # v4's name
                 "SalesOrderItemText": f"Trading good {(int(number) + n) % 30:02d}",
                 "RequestedQuantity": Decimal(1 + (int(number) * n) % 9),
                 "RequestedQuantityUnit": "PC",
+                "RequestedQuantitySAPUnit": "PC",
                 "NetAmount": amount,
                 "TransactionCurrency": order["TransactionCurrency"],
             }

@@ -103,7 +103,7 @@ class ItemPoster:
         """The receivable a billing document posts, cleared or partly paid per its clearing status."""
         if bd["BillingDocumentIsCancelled"]:
             return
-        gross: Decimal = bd["TotalNetAmount"] + bd["TotalTaxAmount"]
+        gross: Decimal = bd["TotalGrossAmount"]
         credit = bd["SDDocumentCategory"] in ("O", "6")
         posted: date = bd["BillingDocumentDate"]
         common = {

@@ -1,7 +1,10 @@
 """The fake SAP's entity sets: services, keys, navigation, and cached, ordered, filtered row lists.
 
-Ordered row lists and ``$filter`` results are cached per data version, so paging through 100,000
-partners scans them once per query, not once per page; any change to the data bumps the version.
+Every entity set belongs to one OData version of one service and serves exactly the properties
+SAP's published contract of that version defines (``sap_contract``): the generated rows hold the
+union of the v2 and v4 names, and each version sees only its own. Ordered row lists and
+``$filter`` results are cached per data version, so paging through 100,000 partners scans them
+once per query, not once per page; any change to the data bumps the version.
 """
 
 from __future__ import annotations
@@ -12,10 +15,14 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Literal
 
+from connector.testing.sap_contract import EntityContract, entity_contract
 from connector.testing.sap_data import Row, SAPData, sales_order_items
 from connector.testing.sap_filter import FilterError, compile_filter
 
-SERVICE_PATHS: dict[Literal["v2", "v4"], dict[str, str]] = {
+Version = Literal["v2", "v4"]
+
+# Every service SAP publishes, per version (no v4 business partner or open-items service exists).
+SERVICE_PATHS: dict[Version, dict[str, str]] = {
     "v2": {
         "API_BUSINESS_PARTNER": "/sap/opu/odata/sap/API_BUSINESS_PARTNER",
         "API_SALES_ORDER_SRV": "/sap/opu/odata/sap/API_SALES_ORDER_SRV",
@@ -23,13 +30,9 @@ SERVICE_PATHS: dict[Literal["v2", "v4"], dict[str, str]] = {
         "API_OPLACCTGDOCITEMCUBE_SRV": "/sap/opu/odata/sap/API_OPLACCTGDOCITEMCUBE_SRV",
     },
     "v4": {
-        "API_BUSINESS_PARTNER": "/sap/opu/odata4/sap/api_business_partner/srvd_a2x/sap/businesspartner/0001",
         "API_SALES_ORDER_SRV": "/sap/opu/odata4/sap/api_salesorder/srvd_a2x/sap/salesorder/0001",
         "API_BILLING_DOCUMENT_SRV": (
             "/sap/opu/odata4/sap/api_billingdocument/srvd_a2x/sap/billingdocument/0001"
-        ),
-        "API_OPLACCTGDOCITEMCUBE_SRV": (
-            "/sap/opu/odata4/sap/api_oplacctgdocitemcube/srvd_a2x/sap/oplacctgdocitemcube/0001"
         ),
     },
 }
@@ -48,15 +51,25 @@ class EntitySet:
     service: str
     keys: tuple[str, ...]
     rows: Callable[[SAPData], list[Row]]  # every row, any order
-    navigation: dict[str, Nav]
+    navigation: dict[str, Nav]  # the navigation the fake can expand (others: 501)
     # Fields the generated rows do not carry, sent with these constant values (a real entity has
-    # many more properties than the ones worth generating), and navigation properties the fake
-    # only ever sends as ``__deferred``.
+    # many more properties than the ones worth generating); only the contract's are ever sent.
     defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    deferred: tuple[str, ...] = ()
+    version: Version = "v2"
 
     def key_of(self, row: Row) -> tuple[str, ...]:
         return tuple(str(row[k]) for k in self.keys)
+
+    @property
+    def contract(self) -> EntityContract:
+        found = entity_contract(self.service, self.version, self.name)
+        if found is None:  # a programming error of the fake: every set it serves is published
+            raise LookupError(f"SAP publishes no {self.version} entity set {self.service}/{self.name}")
+        return found
+
+    @property
+    def path(self) -> str:
+        return SERVICE_PATHS[self.version][self.service]
 
 
 # The properties of a real A_SalesOrder (API_SALES_ORDER_SRV) beyond the generated ones: with the
@@ -109,7 +122,6 @@ _SALES_ORDER_DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "SalesOrderApprovalReason": "",
         "SalesDocApprovalStatus": "",
         "TotalCreditCheckStatus": "",
-        "OverallDeliveryStatus": "",
         "TotalBlockStatus": "",
         "OverallOrdReltdBillgStatus": "",
         "OverallSDDocReferenceStatus": "",
@@ -179,6 +191,7 @@ ENTITY_SETS: dict[str, EntitySet] = {
             {
                 "to_EmailAddress": Nav("A_AddressEmailAddress", True, _children("emails", "AddressID")),
                 "to_PhoneNumber": Nav("A_AddressPhoneNumber", True, _children("phones", "AddressID")),
+                "to_MobilePhoneNumber": Nav("A_AddressPhoneNumber", True, _children("mobiles", "AddressID")),
             },
         ),
         EntitySet(
@@ -248,13 +261,6 @@ ENTITY_SETS: dict[str, EntitySet] = {
             lambda d: list(d.sales_orders.values()),
             {"to_Item": Nav("A_SalesOrderItem", True, lambda d, row: sales_order_items(row))},
             defaults=_SALES_ORDER_DEFAULTS,
-            deferred=(
-                "to_Partner",
-                "to_PaymentPlanItemDetails",
-                "to_PricingElement",
-                "to_RelatedObject",
-                "to_Text",
-            ),
         ),
         EntitySet(
             "A_SalesOrderItem",
@@ -269,6 +275,31 @@ ENTITY_SETS: dict[str, EntitySet] = {
             ("BillingDocument",),
             lambda d: list(d.billing_documents.values()),
             {},
+        ),
+        EntitySet(
+            "SalesOrder",
+            "API_SALES_ORDER_SRV",
+            ("SalesOrder",),
+            lambda d: list(d.sales_orders.values()),
+            {"_Item": Nav("SalesOrderItem", True, lambda d, row: sales_order_items(row))},
+            defaults=_SALES_ORDER_DEFAULTS,
+            version="v4",
+        ),
+        EntitySet(
+            "SalesOrderItem",
+            "API_SALES_ORDER_SRV",
+            ("SalesOrder", "SalesOrderItem"),
+            lambda d: [item for order in d.sales_orders.values() for item in sales_order_items(order)],
+            {},
+            version="v4",
+        ),
+        EntitySet(
+            "BillingDocument",
+            "API_BILLING_DOCUMENT_SRV",
+            ("BillingDocument",),
+            lambda d: list(d.billing_documents.values()),
+            {},
+            version="v4",
         ),
         EntitySet(
             "A_OperationalAcctgDocItemCube",
@@ -298,12 +329,11 @@ class RowIndex:
             self._queries.clear()
 
     def fields(self, entity_set: EntitySet) -> frozenset[str]:
+        """The properties the entity set's contract defines: what ``$select``, ``$filter`` and
+        ``$orderby`` may name (a name outside them is the 400 a real service answers)."""
         known = self._fields.get(entity_set.name)
         if known is None:
-            rows = self.ordered(entity_set)
-            if not rows:
-                return frozenset()
-            known = self._fields[entity_set.name] = frozenset(rows[0]) | frozenset(entity_set.defaults)
+            known = self._fields[entity_set.name] = frozenset(entity_set.contract.properties)
         return known
 
     def ordered(self, entity_set: EntitySet) -> list[Row]:
