@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.engine import Engine
 
 from connector.clock import Clock, SystemClock
+from connector.customer_ids import CustomerIds
 from connector.db.engine import engine_for
 from connector.errors import ErasureIncomplete, StoreError
 from connector.failures import database_errors, translated, translated_async
@@ -252,6 +253,11 @@ class Memory:
         return self.conversations if self.settings.conversations.enabled else None
 
     @cached_property
+    def customer_ids(self) -> CustomerIds:
+        """Refuses a case or width variant of a known customer id (learn, record_turn)."""
+        return CustomerIds(self.engine)
+
+    @cached_property
     def working(self) -> WorkingMemory:
         from connector.working import WorkingMemory
 
@@ -418,6 +424,7 @@ class Memory:
     ) -> Turn:
         """Append a conversation turn (or a tool call with structured result) to working memory;
         ``occurred_at`` dates it (default now), ``external_id`` is the caller's message id."""
+        self.customer_ids.require_not_variant(Scope.of(self.tenant_name(tenant), customer_id))
         return self.working.record_turn(
             session_id, customer_id, role, content, tenant=tenant, tool_name=tool_name,
             tool_args=tool_args, tool_result=tool_result, agent_id=agent_id, workflow_id=workflow_id,
@@ -474,6 +481,7 @@ class Memory:
         source: str | None = None,
     ) -> LearnedFact:
         """Store a learned fact that has no home in the ERP (see FactStore.learn)."""
+        self.customer_ids.require_not_variant(Scope.of(self.tenant_name(tenant), customer_id))
         return self.facts.learn(
             customer_id, content, tenant=tenant, importance=importance, agent_id=agent_id,
             workflow_id=workflow_id, source=source,

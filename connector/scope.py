@@ -10,23 +10,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from connector.errors import ScopeError
-from connector.storable import is_storable
-
-_MAX_ID_LENGTH = 128
+from connector.ids import MAX_ID_LENGTH, canonical_id, id_problem
 
 
 def require_id(value: object, what: str = "customer_id") -> str:
-    """Return ``value`` stripped, or raise ScopeError if it is missing, blank or not a string."""
+    """``value`` in the one id form (stripped, NFC; see :mod:`connector.ids`), or ScopeError when it
+    is missing, not a string, blank, too long or holds a control character."""
     if value is None:
         raise ScopeError(f"{what} is required: memory is always scoped to one {what.removesuffix('_id')}")
     if not isinstance(value, str):
         raise ScopeError(f"{what} must be a string, got {type(value).__name__}")
-    stripped = value.strip()
-    if not stripped:
+    canonical = canonical_id(value)
+    if not canonical:
         raise ScopeError(f"{what} is blank: memory is always scoped to one {what.removesuffix('_id')}")
-    if len(stripped) > _MAX_ID_LENGTH or any(ord(ch) < 32 for ch in stripped) or not is_storable(stripped):
-        raise ScopeError(f"{what} must be at most {_MAX_ID_LENGTH} printable characters")
-    return stripped
+    problem = id_problem(canonical)
+    if problem is not None:
+        raise ScopeError(f"{what} {problem}: ids are at most {MAX_ID_LENGTH} printable characters")
+    return canonical
 
 
 def tenant_or_default(tenant: str | None, default_tenant: str) -> str:

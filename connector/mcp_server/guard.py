@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
+from connector.ids import canonical_id
 from connector.redact import redact
 from connector.scope import Scope, require_id
 from connector.settings import Settings
@@ -39,7 +40,8 @@ class ServedScope:
         allowed = settings.mcp.customers
         return cls(
             tenants=frozenset(served),
-            customers=frozenset(allowed) if allowed is not None else None,
+            # the allow-list in the one id form the calls are checked in (connector.ids)
+            customers=frozenset(canonical_id(c) for c in allowed) if allowed is not None else None,
             default_tenant=default if default in served else sorted(served)[0],
         )
 

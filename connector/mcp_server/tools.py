@@ -20,6 +20,7 @@ from pydantic import Field
 
 from connector.context.quote import one_line
 from connector.errors import ConnectorError
+from connector.ids import MAX_ID_LENGTH
 from connector.mcp_server.guard import ServedScope, agent_message
 from connector.memory import Memory
 from connector.working.models import UnknownSessionError
@@ -31,14 +32,20 @@ _T = TypeVar("_T")
 
 # Text limits of one argument (the HTTP body limit bounds a whole request; these bound stdio too).
 MAX_TEXT = 20_000
-MAX_ID = 128
+MAX_ID = MAX_ID_LENGTH
 
+# An id's length is checked by the one id rule (connector.ids) after trimming and NFC, as every
+# API entry does: the schema's bound only leaves room for another Unicode form of a valid id.
+MAX_ID_INPUT = 4 * MAX_ID
 CustomerId = Annotated[
     str,
     Field(
         min_length=1,
-        max_length=MAX_ID,
-        description="The ERP's own customer key (Acumatica CustomerID, SAP customer number); case-sensitive.",
+        max_length=MAX_ID_INPUT,
+        description=(
+            "The ERP's own customer key (Acumatica CustomerID, SAP customer number): exact case and "
+            f"width, at most {MAX_ID} characters once trimmed and in Unicode NFC."
+        ),
     ),
 ]
 SessionId = Annotated[

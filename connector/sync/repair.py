@@ -1,10 +1,12 @@
-"""Records whose text no store can hold (a NUL, a lone surrogate): found only when a page write fails.
+"""Records whose text no store can hold (a NUL, a lone surrogate, a value wider than its column on
+PostgreSQL): found only when a page write fails.
 
 The happy path pays nothing: a page is written as it came, and only when the write fails is the
 page searched for such text. If some is found, ``sync.on_malformed_record`` decides: ``clean``
 (default) stores the records with NULs removed and lone surrogates replaced by U+FFFD, ``skip``
 leaves them out, ``fail`` stops the stream; either way the record's key is named in the run's
-problems. One bad record therefore never blocks a stream.
+problems. A value wider than its column (:mod:`connector.sync.widths`) is cut to the width by
+``clean``. One bad record therefore never blocks a stream.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Literal
 from connector.erp import Page, Record, RecordProblem
 from connector.errors import SyncError
 from connector.storable import is_storable, storable
+from connector.sync.widths import clipped, overlong_fields
 
 Policy = Literal["clean", "skip", "fail"]
 
@@ -60,11 +63,17 @@ def repair_page(page: Page, policy: Policy, *, tenant: str) -> list[str]:
     kept: list[Record] = []
     for record in page.records:
         fields = unstorable_fields(record)
-        if not fields:
+        wide = overlong_fields(record)
+        if not fields and not wide:
             kept.append(record)
             continue
         key = repr(storable(record.external_id))
-        what = f"text a store cannot hold (NUL or lone surrogate) in {', '.join(fields)}"
+        whats = []
+        if fields:
+            whats.append(f"text a store cannot hold (NUL or lone surrogate) in {', '.join(fields)}")
+        if wide:
+            whats.append(f"a value longer than its column in {', '.join(wide)}")
+        what = "; ".join(whats)
         if policy == "fail":
             raise SyncError(
                 f"{tenant}/{page.stream}: record {key} has {what} (sync.on_malformed_record = 'fail'; "
@@ -72,12 +81,14 @@ def repair_page(page: Page, policy: Policy, *, tenant: str) -> list[str]:
             )
         if policy == "clean":
             try:
-                kept.append(cleaned(record, fields))
+                kept.append(clipped(cleaned(record, fields), wide))
             except ValueError as exc:
                 page.problems.append(RecordProblem(page.stream, key, f"{what}; cleaned it is invalid: {exc}"))
                 notes.append(f"skipped {key}: {what}; cleaned it is invalid")
                 continue
-            notes.append(f"cleaned {key}: removed NUL / replaced lone surrogates in {', '.join(fields)}")
+            done = [f"removed NUL / replaced lone surrogates in {', '.join(fields)}"] if fields else []
+            done += [f"cut {', '.join(wide)} to the column width"] if wide else []
+            notes.append(f"cleaned {key}: {'; '.join(done)}")
         else:
             page.problems.append(RecordProblem(page.stream, key, what))
             notes.append(f"skipped {key}: {what}")

@@ -42,6 +42,7 @@ from connector.db.upsert import (
 from connector.erp.protocol import Adapter, AdapterFactory, KeyReader, StreamSpec
 from connector.erp.records import Page, content_hash
 from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
+from connector.ids import canonical_id, id_problem
 from connector.redact import redact
 from connector.semantic.tracking import ChangeRecorder, tracked_fields
 from connector.settings import Settings, TenantSettings
@@ -55,6 +56,7 @@ from connector.sync.progress import NullReporter, Reporter
 from connector.sync.repair import repair_page
 from connector.sync.result import StreamResult, SyncReport
 from connector.sync.runlog import RunRecord, abandon_stale_runs, finish_run, save_counters, start_run
+from connector.sync.screen import screen_page
 from connector.sync.signals import StopFlag
 from connector.sync.state import (
     StreamState,
@@ -84,12 +86,13 @@ class CaseIngest(Protocol):
 
 
 def _hashed(pages: Iterable[Page]) -> Iterator[Page]:
-    """Pages with their content hashes computed: on the read-ahead thread, which otherwise waits
-    for the writer (the writer's chain of hashing, formatting and the database bounded a full sync).
-    Closing this generator closes the adapter's."""
+    """Pages screened by the id rule (:mod:`connector.sync.screen`) with their content hashes
+    computed: on the read-ahead thread, which otherwise waits for the writer (the writer's chain of
+    hashing, formatting and the database bounded a full sync). Closing this closes the adapter's."""
     source = iter(pages)
     try:
         for page in source:
+            screen_page(page)
             if page.hashes is None:
                 page.hashes = [content_hash(record) for record in page.records]
             yield page
@@ -628,9 +631,12 @@ class SyncRunner:
         if self._nothing_to_delete(sr):
             self._finish_key_scan(sr, 0, self.clock.now())
             return
-        keys = set(sr.adapter.scan_keys(sr.stream))
+        # Keys compared in the one id form the store holds them in (connector.ids), remembering
+        # the ERP's own spelling for a read by key.
+        listed = {canonical_id(key): key for key in sr.adapter.scan_keys(sr.stream)}
+        keys = set(listed)
         if keys and isinstance(sr.adapter, KeyReader):
-            self._read_missing(sr, sr.adapter, keys)
+            self._read_missing(sr, sr.adapter, listed)
         now = self.clock.now()
         with self.engine.begin() as conn:
             sr.fence.check(conn)
@@ -652,7 +658,7 @@ class SyncRunner:
                 )
             self._finish_key_scan(sr, deleted, now, conn)
 
-    def _read_missing(self, sr: _StreamRun, reader: KeyReader, keys: set[str]) -> None:
+    def _read_missing(self, sr: _StreamRun, reader: KeyReader, listed: dict[str, str]) -> None:
         """Read the records the ERP lists but the store lacks: no delta filter selects some records
         (an SAP partner whose creation and change dates are both null), so only the scan finds them."""
         with self.engine.connect() as conn:
@@ -660,7 +666,8 @@ class SyncRunner:
             for record_type, kind in stream_kinds(conn, sr.tenant, sr.stream):
                 scope_kind = None if record_type == "case" else kind
                 stored |= live_external_ids(conn, _TABLES[record_type], sr.tenant, scope_kind)
-        missing = keys - stored
+        # A key outside the id rule is never stored: its read names it, the scan need not repeat that.
+        missing = {key for key in listed.keys() - stored if id_problem(key) is None}
         if not missing:
             return
         self.reporter.message(
@@ -670,7 +677,7 @@ class SyncRunner:
             tenant=sr.tenant,
             stream=sr.stream,
         )
-        for page in _hashed(reader.read_keys(sr.stream, missing)):
+        for page in _hashed(reader.read_keys(sr.stream, [listed[key] for key in missing])):
             self._commit_page(sr, page, final=False)
 
     def _nothing_to_delete(self, sr: _StreamRun) -> bool:
