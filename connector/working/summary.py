@@ -1,6 +1,8 @@
 """Summaries of folded turns that keep the facts: document numbers, amounts, dates, decisions.
 
-The non-LLM summary is extractive and merged per document: one line per document number with
+The non-LLM summary is extractive and merged per document: one line per reference (a document
+number, a purchase-order, ticket or tracking number, an e-mail address: any identifier, kept exactly
+as the turn wrote it; :mod:`connector.working.references`) with
 every amount (with its currency when the turn gave one), date and decision said about it, and the
 turns it came from; values said about no document and decisions about none get a line each. A
 fold parses the previous summary back and merges the new turns into it, so the summary grows with
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connector.working.models import Turn
+from connector.working.references import references_of
 from connector.working.text import turn_text
 
 CURRENCIES = (
@@ -42,8 +45,10 @@ _DATE = re.compile(
     r"|\b\d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{4}\b",
     re.IGNORECASE,
 )
-# INV-004821, SO000123, CM-000311, PO-778812, AR004821; SAP's 8-10 digit document numbers.
-_DOCUMENT = re.compile(r"\b(?:[A-Z]{1,6}-?\d{3,}(?:-\d+)?|\d{8,10})\b")
+# In a tool result's fields: INV-004821, SO000123, CM-000311, PO-778812, AR004821; SAP's 8-10 digit
+# document numbers. Whole tokens only (never ZX-99124 out of PO-ZX-99124). Turn text is read for
+# every reference instead (connector.working.references).
+_DOCUMENT = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,6}-?\d{3,}(?:-\d+)?|\d{8,10})(?![\w/-])")
 _DECISION = re.compile(
     r"\b(?:agree[sd]?|approv\w*|promis\w*|decid\w*|decision|confirm\w*|will|won't|we'll|i'll|refund\w*|"
     r"waiv\w*|cancel\w*|escalat\w*|reject\w*|declin\w*|on hold|put on hold|disput\w*|issue[sd]?|"
@@ -170,6 +175,12 @@ def facts_of(text: str, currency: str | None = None) -> list[str]:
 
 
 def documents_of(text: str) -> list[str]:
+    """Every reference ``text`` states, verbatim (document numbers, order and ticket ids, e-mails...)."""
+    return references_of(text)
+
+
+def _erp_documents(text: str) -> list[str]:
+    """ERP document numbers in a tool result's field (not its contacts' phones or e-mails)."""
     return list(dict.fromkeys(m.group(0) for m in _DOCUMENT.finditer(text)))
 
 
@@ -194,7 +205,7 @@ def _walk(value: Any, seq: int, digest: Digest, currency: str | None) -> bool:
         return False
     own = next((str(value[k]) for k in _CURRENCY_KEYS if isinstance(value.get(k), str)), currency)
     scalars = {k: v for k, v in value.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
-    docs = [d for v in scalars.values() for d in documents_of(str(v))]
+    docs = [d for v in scalars.values() for d in _erp_documents(str(v))]
     nested = any([_walk(v, seq, digest, own) for v in value.values() if isinstance(v, (dict, list))])
     if not docs:
         return nested
