@@ -313,6 +313,7 @@ class Memory:
             sessions=self.working,
             conversations=self._conversations_on(),
             conversation_hits=self.settings.conversations.context_hits,
+            history=self.settings.history,
         )
 
     def sync_runner(

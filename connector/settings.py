@@ -302,13 +302,14 @@ class ContextSettings(Section):
     shares: dict[str, float] = Field(
         default_factory=lambda: {
             "erp_facts": 0.15,
-            "open_documents": 0.15,
+            "open_documents": 0.13,
+            "erp_changes": 0.05,
             "pinned": 0.10,
             "learned_facts": 0.10,
             "past_cases": 0.12,
             "earlier_conversations": 0.08,
             "summary": 0.10,
-            "recent_turns": 0.20,
+            "recent_turns": 0.17,
         }
     )
     max_cases: int = Field(default=3, ge=0)

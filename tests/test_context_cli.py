@@ -55,7 +55,8 @@ def test_context_command_json(seeded: Memory, capsys: pytest.CaptureFixture[str]
     data = json.loads(capsys.readouterr().out)
     assert data["token_budget"] == 800 and data["token_count"] <= 800
     assert [s["name"] for s in data["sections"]][:3] == ["today", "erp_facts", "open_documents"]
-    assert data["sections"][5]["items"][0]["source"] == "case:C-1"
+    past_cases = next(s for s in data["sections"] if s["name"] == "past_cases")
+    assert past_cases["items"][0]["source"] == "case:C-1"
     assert "timings_ms" not in data
 
 

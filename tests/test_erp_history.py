@@ -20,7 +20,7 @@ from connector.semantic.history_reads import describe
 from connector.semantic.tracking import change_t
 from connector.settings import HistorySettings, Settings, TenantSettings
 
-T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
+T0 = datetime(2025, 6, 1, 8, 0, tzinfo=UTC)
 START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 
@@ -255,3 +255,89 @@ def test_forget_removes_the_customers_history(engine: Engine, erp: StubAdapter, 
     assert removed["erp_changes"] == 1
     assert memory.erp_history("C001", tenant="acme") == []
     assert len(memory.erp_history("C002", tenant="acme")) == 1
+
+
+# The context's "Recent ERP changes" section ---------------------------------------------------------
+def changed_twice(memory: Memory, erp: StubAdapter, clock: FrozenClock) -> tuple[datetime, datetime]:
+    """A credit limit raised 120 days ago and a hold put on 2 days ago (ERP stamps)."""
+    sync(memory, erp, clock)
+    raised = clock.now() - timedelta(days=120)
+    erp.put("Customer", customer("C001", raised, credit_limit=Decimal("80000")))
+    sync(memory, erp, clock)
+    held = clock.now() - timedelta(days=2)
+    erp.put("Customer", customer("C001", held, credit_limit=Decimal("80000"), status="On Hold"))
+    sync(memory, erp, clock)
+    return raised, held
+
+
+def section_lines(text: str) -> list[str]:
+    if "## Recent ERP changes" not in text:
+        return []
+    body = text.split("## Recent ERP changes\n", 1)[1].split("\n\n", 1)[0]
+    return body.splitlines()
+
+
+def test_the_context_shows_recent_changes_with_their_dates_and_leaves_older_ones_out(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    _, held = changed_twice(memory, erp, clock)
+    result = memory.build_context("C001", "can they order more?", tenant="acme")
+    assert section_lines(result.text) == [f"- status Active → On Hold (ERP change {held:%Y-%m-%d})"]
+    section = next(s for s in result.sections if s.name == "erp_changes")
+    assert section.items[0].source.startswith("erp-change:acme/party/customer/C001#status@")
+    assert "## Recent ERP changes" not in memory.build_context("C002", "hello", tenant="acme").text
+
+
+def test_a_question_about_a_field_shows_its_history_first_beyond_the_window(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    raised, held = changed_twice(memory, erp, clock)
+    result = memory.build_context("C001", "when did their credit limit change?", tenant="acme")
+    assert section_lines(result.text) == [
+        f"- credit limit 50,000.00 → 80,000.00 USD (ERP change {raised:%Y-%m-%d})",
+        f"- status Active → On Hold (ERP change {held:%Y-%m-%d})",
+    ]
+
+
+def test_the_context_says_what_changed_since_the_customers_last_conversation(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    memory.record_turn("s-old", "C001", "user", "Please raise our credit limit.", tenant="acme")
+    spoke = clock.now()
+    clock.advance(timedelta(days=3))
+    erp.put("Customer", customer("C001", clock.now(), credit_limit=Decimal("80000")))
+    sync(memory, erp, clock)
+
+    result = memory.build_context("C001", "hi again", tenant="acme", session_id="s-new")
+    assert section_lines(result.text) == [
+        f"Since the customer's last conversation on {spoke:%Y-%m-%d}: 1 ERP change(s).",
+        f"- credit limit 50,000.00 → 80,000.00 USD (ERP change {clock.now():%Y-%m-%d})"
+        " [since last conversation]",
+    ]
+
+
+def test_a_context_as_of_a_date_shows_no_change_made_after_it(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    _, held = changed_twice(memory, erp, clock)
+    before = memory.build_context("C001", "status?", tenant="acme", as_of=held - timedelta(days=1))
+    assert not any("On Hold" in line for line in section_lines(before.text))
+
+
+def test_the_section_is_budgeted_like_every_other(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    for day in range(1, 9):
+        erp.put("Customer", customer("C001", clock.now() - timedelta(days=day), terms=f"{day}0D"))
+        sync(memory, erp, clock, full=True)
+    result = memory.build_context("C001", "anything new?", tenant="acme", token_budget=400)
+    assert result.token_count <= 400
+    section = next(s for s in result.sections if s.name == "erp_changes")
+    assert section.tokens <= 400 and section.dropped + len(section.items) >= 1

@@ -31,6 +31,7 @@ REFILL_ORDER = (
     "pinned",
     "recent_turns",
     "open_documents",
+    "erp_changes",
     "past_cases",
     "earlier_conversations",
     "summary",

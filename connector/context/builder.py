@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from connector.clock import Clock
 from connector.context import candidates as cand
 from connector.context.budget import Allocation, Chosen, Costs, KeptCosts, allocate
+from connector.context.changes import change_items, read_changes
 from connector.context.documents import (
     KindTotal,
     OpenDocument,
@@ -37,7 +38,7 @@ from connector.db.reads import read_connection
 from connector.embeddings.shared_query import SharedQuery
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.scope import Scope, require_id, tenant_or_default
-from connector.settings import MIN_TOKEN_BUDGET, ContextSettings
+from connector.settings import MIN_TOKEN_BUDGET, ContextSettings, HistorySettings
 from connector.telemetry import traced_context
 from connector.threads import LazyPool
 from connector.tokens import token_counter
@@ -51,6 +52,7 @@ SECTION_TITLES = {
     "today": "Today",
     "erp_facts": "ERP facts",
     "open_documents": "Open documents (named in the query first, then overdue first)",
+    "erp_changes": "Recent ERP changes",
     "pinned": "Pinned values",
     "learned_facts": "Learned facts",
     "past_cases": "Similar past cases",
@@ -82,11 +84,13 @@ class ContextBuilder:
         sessions: SessionView,
         conversations: ConversationRecall | None = None,
         conversation_hits: int = 2,
+        history: HistorySettings | None = None,
     ) -> None:
         """``expected_sync_lag``: ERP data older than this is flagged as stale in the context.
         ``erp_kinds``: the ERP (``acumatica``, ``sap``) of each configured tenant, by tenant name.
         ``conversations``: turns of earlier sessions (none: the section stays out), at most
-        ``conversation_hits`` of them."""
+        ``conversation_hits`` of them. ``history``: the ERP change history's settings (none: the
+        "Recent ERP changes" section stays out)."""
         self.engine = engine
         self.clock = clock
         self.settings = settings
@@ -98,6 +102,7 @@ class ContextBuilder:
         self.sessions = sessions
         self.conversations = conversations
         self.conversation_hits = conversation_hits
+        self.history = history
         # Threads for the recalls. The case recall runs on the building thread after its reads on
         # SQLite, whose statements are work in this process: on a thread of its own, its Python
         # only waited for the GIL the builder held, one more wake-up on a busy machine. On a server
@@ -201,6 +206,15 @@ class ContextBuilder:
             ranked = ranked_documents(*owner, day, cfg.max_open_documents)
             timings["erp"] = _ms(step)
             step = time.perf_counter()
+            changes = None
+            if self.history is not None:
+                changes = read_changes(
+                    conn, self.history, tenant=scope.tenant, party_kind=party_kind,
+                    customer_id=scope.customer_id, query=query_clean.text,
+                    documents=[d.number for d in named], session_id=sid, until=today,
+                )  # fmt: skip
+            timings["erp_changes"] = _ms(step)
+            step = time.perf_counter()
             state = self.sessions.view(conn, sid) if sid is not None else None
             timings["working"] = _ms(step)
         if state is not None and (state.info.tenant, state.info.customer_id) != (
@@ -230,6 +244,7 @@ class ContextBuilder:
             "today": [cand.today_item(today)],
             "erp_facts": cand.erp_items(facts, scope.tenant, party_kind, totals, erp),
             "open_documents": cand.document_items(scope.tenant, named, ranked, day, erp, totals),
+            "erp_changes": change_items(changes) if changes is not None else [],
             "pinned": cand.pinned_items(sid or "", state.pinned, query_clean.text) if state else [],
             "learned_facts": cand.fact_items(learned),
             "past_cases": [],

@@ -10,6 +10,7 @@ SECTION_ORDER: tuple[str, ...] = (
     "today",
     "erp_facts",
     "open_documents",
+    "erp_changes",
     "pinned",
     "learned_facts",
     "past_cases",

@@ -33,6 +33,7 @@ def warnings_block(warnings: Sequence[str]) -> str:
 
 
 EARLIER_CONVERSATIONS = "From earlier conversations"
+ERP_CHANGES = "Recent ERP changes"
 
 
 def render(
@@ -46,11 +47,14 @@ def render(
     warnings: Sequence[str],
     bodies: Mapping[str, str],
 ) -> str:
-    """The whole context; a section without items reads ``(none)``, except earlier conversations,
-    which is shown only when it has items (a context without them reads as before)."""
+    """The whole context; a section without items reads ``(none)``, except earlier conversations
+    and recent ERP changes, which are shown only when they have items (a context without them
+    reads as before)."""
     values = {name: (body if body else EMPTY) for name, body in bodies.items()}
     earlier = bodies.get("earlier_conversations", "")
     values["earlier_conversations"] = f"\n\n## {EARLIER_CONVERSATIONS}\n{earlier}" if earlier else ""
+    changes = bodies.get("erp_changes", "")
+    values["erp_changes"] = f"\n\n## {ERP_CHANGES}\n{changes}" if changes else ""
     values.update(
         party_kind=party_kind,
         customer_id=one_line(customer_id, 128),
