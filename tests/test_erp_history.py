@@ -18,7 +18,7 @@ from connector.erp.records import DocumentRecord, PartyRecord
 from connector.memory import Memory
 from connector.semantic.history_reads import describe
 from connector.semantic.tracking import change_t
-from connector.settings import HistorySettings, Settings, TenantSettings
+from connector.settings import ContextSettings, HistorySettings, Settings, TenantSettings
 
 T0 = datetime(2025, 6, 1, 8, 0, tzinfo=UTC)
 START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -76,6 +76,7 @@ def make_memory(engine: Engine, clock: FrozenClock, **history: object) -> Memory
     settings = Settings(
         tenants=[TenantSettings(name="acme", kind="acumatica", base_url="http://127.0.0.1:9")],
         history=HistorySettings(**history),  # type: ignore[arg-type]
+        context=ContextSettings(max_cases=0),  # no past-case recall: no embedding model in these tests
     )
     return Memory(settings, clock=clock, engine=engine, llm=None)
 
