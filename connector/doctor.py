@@ -58,22 +58,9 @@ def check_database(settings: Settings) -> CheckResult:
 
 
 def check_chroma(settings: Settings) -> CheckResult:
-    import chromadb
+    from connector.vectors.health import describe
 
-    if settings.chroma.host:
-        client = chromadb.HttpClient(
-            host=settings.chroma.host, port=settings.chroma.port, ssl=settings.chroma.ssl
-        )
-        client.heartbeat()
-        where = f"server {settings.chroma.host}:{settings.chroma.port}"
-    else:
-        path = settings.chroma_path
-        path.mkdir(parents=True, exist_ok=True)
-        client = chromadb.PersistentClient(path=str(path))
-        client.heartbeat()
-        where = f"embedded at {path}"
-    count = len(client.list_collections())
-    return CheckResult("chroma", "ok", f"{where}, {count} collection(s)")
+    return CheckResult("chroma", "ok", describe(settings))
 
 
 def check_embeddings(settings: Settings) -> CheckResult:

@@ -6,6 +6,8 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     ├── ConfigError                 a setting is missing or malformed (names the setting)
     ├── StoreError                  the relational store or Chroma failed or is unreachable
     │   ├── EmbeddingModelMismatch  an index was built with another embedding model / dimension
+    │   ├── StoreTimeout            a store did not answer within its deadline (connector.vectors)
+    │   ├── StoreBusy               the embedded vector store is held by another process too long
     │   └── ErasureIncomplete       forget erased the relational side (tombstone, rows) but could
     │                               not reach Chroma; carries what was removed and what was not
     ├── ScopeError                  a blank/missing customer id or a scope that cannot be honoured
@@ -66,6 +68,15 @@ class ConfigError(ConnectorError):
 
 class StoreError(ConnectorError):
     """The relational store or Chroma failed or is unreachable."""
+
+
+class StoreTimeout(StoreError, TimeoutError):
+    """A store call did not answer within its deadline (``chroma.read_timeout_s``, ``chroma.timeout_s``,
+    the database's timeouts); while an earlier call is still hung, later ones fail at once."""
+
+
+class StoreBusy(StoreError):
+    """The embedded vector store stayed locked by another process past the deadline."""
 
 
 class EmbeddingModelMismatch(StoreError):

@@ -26,7 +26,6 @@ How a part is wired (follow this when adding a part or a collaborator):
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -57,7 +56,6 @@ if TYPE_CHECKING:
     from connector.embeddings import MiniLMEmbedder, OpenAIEmbedder
     from connector.embeddings.base import Embedder
     from connector.episodic import EpisodicMemory
-    from connector.episodic.chroma_index import ChromaEraser, ChromaIndex
     from connector.episodic.models import CaseHit, RecordedCase
     from connector.episodic.rebuild import RebuildReport
     from connector.erasure import Erasures
@@ -69,6 +67,7 @@ if TYPE_CHECKING:
     from connector.sync.progress import Reporter
     from connector.sync.runner import SyncRunner
     from connector.sync.signals import StopFlag
+    from connector.vectors import ChromaEraser, ChromaIndex, ChromaStore
     from connector.working import WorkingMemory
     from connector.working.models import PinnedValue, Turn
 
@@ -118,9 +117,11 @@ class Memory:
         embedder = built.pop("embedder", None)
         if embedder is not None:
             embedder.close()
-        client = built.pop("chroma_client", None)
-        if client is not None:
-            client.close()
+        store = built.pop("vector_store", None)
+        if store is not None:
+            from connector.vectors import release_store
+
+            release_store(store)
         llm = built.pop("llm", None)
         if llm is not None and self._llm is _AUTO:
             llm.close()
@@ -156,10 +157,17 @@ class Memory:
         return embedder_for(self.settings)
 
     @cached_property
-    def chroma_client(self) -> Any:
-        from connector.episodic.chroma_index import open_client
+    def vector_store(self) -> ChromaStore:
+        """The Chroma this deployment uses, with its deadlines and (embedded) cross-process lock;
+        shared by every Memory of the process on the same store."""
+        from connector.vectors import acquire_store
 
-        return open_client(self.settings)
+        return acquire_store(self.settings)
+
+    @property
+    def chroma_client(self) -> Any:
+        """The raw Chroma client of :attr:`vector_store` (tools and tests)."""
+        return self.vector_store.client()
 
     @property
     def _embedded_chroma(self) -> Path | None:
@@ -167,27 +175,30 @@ class Memory:
         return None if self.settings.chroma.host else self.settings.chroma_path
 
     def _cases_index(self, embedder: Embedder) -> ChromaIndex:
-        from connector.episodic.chroma_index import cases_index
+        from connector.vectors import cases_index
 
-        chroma = self.settings.chroma
-        return cases_index(self.chroma_client, chroma, embedder, embedded_path=self._embedded_chroma)
+        self.vector_store.client()  # an unreachable store fails here, before any row is written
+        return cases_index(self.vector_store, self.settings.chroma, embedder)
 
     def _turns_name(self) -> str:
-        return f"{self.settings.chroma.collection_prefix}_turns"
+        from connector.vectors import turns_name
+
+        return turns_name(self.settings.chroma)
 
     def _turns_index(self, embedder: Embedder) -> ChromaIndex:
-        from connector.episodic.chroma_index import ChromaIndex
+        from connector.vectors import ChromaIndex
 
+        self.vector_store.client()
         return ChromaIndex(
-            self.chroma_client, self._turns_name(), model_id=embedder.model_id, dimension=embedder.dimension,
-            embedded_path=self._embedded_chroma,
-        )  # fmt: skip
+            self.vector_store, self._turns_name(), model_id=embedder.model_id, dimension=embedder.dimension
+        )
 
     def _eraser(self, name: str) -> ChromaEraser:
         """A collection opened for ``forget``: the embedding model is neither loaded nor checked."""
-        from connector.episodic.chroma_index import ChromaEraser
+        from connector.vectors import ChromaEraser
 
-        return ChromaEraser(self.chroma_client, name, embedded_path=self._embedded_chroma)
+        self.vector_store.client()
+        return ChromaEraser(self.vector_store, name)
 
     @cached_property
     def background(self) -> BackgroundJobs:
@@ -210,8 +221,8 @@ class Memory:
     @cached_property
     def episodic(self) -> EpisodicMemory:
         from connector.episodic import EpisodicMemory
-        from connector.episodic.chroma_index import cases_name
         from connector.episodic.vector_cache import VectorCache
+        from connector.vectors import cases_name
 
         return EpisodicMemory(
             self.engine,
@@ -571,7 +582,6 @@ class Memory:
         (which then also searches Chroma by metadata), or :meth:`rebuild_episodic_index`, completes it.
         """
         from connector.erasure.disk import scrub_relational
-        from connector.erasure.hnsw import scrub_segment_slack
 
         scope = Scope.of(self.tenant_name(tenant), customer_id)
         sweep = self.erasures.erase(scope)  # an earlier erasure of the customer left work in Chroma
@@ -590,13 +600,25 @@ class Memory:
         unreached = [u for exc in incomplete for u in exc.unreached]
         if self._embedded_chroma is not None:  # even when Chroma itself could not be opened
             try:
-                scrub_segment_slack(self._embedded_chroma)
+                self._erase_stamped(self._embedded_chroma, scope)
             except StoreError as exc:
                 unreached.append(str(exc))
         if unreached:
             raise ErasureIncomplete(scope.customer_id, removed, unreached)
         self.erasures.vectors_erased(scope)
         return removed
+
+    def _erase_stamped(self, chroma_dir: Path, scope: Scope) -> None:
+        """Embedded: vectors and log entries still stamped with the customer (a write that raced
+        the erasure) go too, then Chroma's file is VACUUMed (no free page keeps a byte of it)."""
+        from connector.vectors import cases_name
+        from connector.vectors.files import ids_stamped, purge_chroma_log
+
+        stray = ids_stamped(chroma_dir, scope.tenant, scope.customer_id)
+        if stray:
+            for name in (cases_name(self.settings.chroma), self._turns_name()):
+                self._eraser(name).delete(stray)
+        purge_chroma_log(chroma_dir, stray, scope=(scope.tenant, scope.customer_id))
 
     @translated
     def rebuild_episodic_index(self) -> RebuildReport:
@@ -618,13 +640,12 @@ class Memory:
 
     def _release_chroma(self) -> None:
         """Close the Chroma client so its files can be replaced; the next use opens a new one."""
-        client = self.__dict__.pop("chroma_client", None)
-        if client is not None:
-            with contextlib.suppress(Exception):  # a client of unreadable files may fail to close
-                client.close()
-        from chromadb.api.shared_system_client import SharedSystemClient
+        from connector.vectors.store import clear_client_cache
 
-        SharedSystemClient.clear_system_cache()
+        store = self.__dict__.get("vector_store")
+        if store is not None:
+            store.release()
+        clear_client_cache()
 
     @translated
     def lift_erasure(self, customer_id: str, *, tenant: str | None = None) -> bool:

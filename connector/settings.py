@@ -141,6 +141,13 @@ class DatabaseSettings(Section):
     url: SecretStr | None = None
     echo: bool = False
     batch_size: int = Field(default=1000, ge=1, le=50_000)
+    # Deadlines (connector.db.deadlines): how long SQLite waits for another writer's lock; how long
+    # PostgreSQL may take to connect and to run one statement (0: no limit), and how soon a
+    # silent server's connection is declared dead (TCP keepalives and user timeout).
+    busy_timeout_s: float = Field(default=10.0, gt=0, le=3600)
+    connect_timeout_s: int = Field(default=5, ge=1, le=600)
+    statement_timeout_s: float = Field(default=60.0, ge=0, le=86_400)
+    dead_server_s: int = Field(default=10, ge=1, le=3600)
 
     @field_validator("url")
     @classmethod
@@ -161,6 +168,11 @@ class ChromaSettings(Section):
     port: int = Field(default=8000, ge=1, le=65535)
     ssl: bool = False
     collection_prefix: str = Field(default="episodic", pattern=r"^[A-Za-z0-9_-]{3,40}$")
+    # Deadlines (connector.vectors.deadline): a read on the agent's path (recall) gives up after
+    # ``read_timeout_s`` and the context is built without it; writes, opening the store and the
+    # first read of a collection (which loads it) after ``timeout_s``.
+    read_timeout_s: float = Field(default=1.0, gt=0, le=600)
+    timeout_s: float = Field(default=10.0, gt=0, le=3600)
     # In-process cache of entry vectors read from Chroma (connector.episodic.vector_cache); 0 = off.
     # 64 MB holds ~40,000 vectors of 384 dimensions.
     vector_cache_mb: int = Field(default=64, ge=0, le=65536)

@@ -26,11 +26,11 @@ from connector.clock import FrozenClock
 from connector.db.engine import create_db_engine
 from connector.db.migrate import upgrade_to_head
 from connector.episodic.chroma_index import ChromaEraser
-from connector.erasure import hnsw
 from connector.erasure.tombstones import pending_t
 from connector.errors import ErasureIncomplete, StoreError
 from connector.memory import Memory
 from connector.settings import ChromaSettings, EpisodicSettings, Settings
+from connector.vectors import slack as hnsw
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CUSTOMER = "ZQXSECRETCUST"

@@ -11,7 +11,7 @@ import connector
 ERRORS = (
     "AlreadyRunning", "ConfigError", "ConnectorError", "ERPAuthError", "ERPError", "ERPNotFound",
     "ERPProtocolError", "ERPRateLimited", "EmbeddingModelMismatch", "LLMError", "ScopeError",
-    "StoreError", "SyncError", "UnknownCustomerError",
+    "StoreBusy", "StoreError", "StoreTimeout", "SyncError", "UnknownCustomerError",
 )  # fmt: skip
 FUNCTIONS = ("abuild_context", "build_context", "forget", "recall_cases", "record_case")
 HOMES = {

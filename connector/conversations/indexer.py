@@ -34,11 +34,11 @@ from sqlalchemy.exc import IntegrityError
 from connector.conversations.tables import SESSIONS, TURNS
 from connector.db.chunks import chunks
 from connector.episodic.vector_index import HASH_KEY, Eraser, guarded, vector_hash
-from connector.erasure.disk import purge_chroma_log
 from connector.lexical import index as lexical
 from connector.lexical.index import LexicalDocument
 from connector.lexical.tables import TURN_SOURCE
 from connector.scope import Scope
+from connector.vectors.files import purge_chroma_log
 from connector.working.tables import WorkSession, WorkTurn
 
 if TYPE_CHECKING:

@@ -29,10 +29,11 @@ from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.vector_index import vector_hash
 from connector.episodic.windows import Windows
 from connector.episodic.writer import chroma_metadata
-from connector.erasure.disk import purge_chroma_log, scrub_relational
+from connector.erasure.disk import scrub_relational
 from connector.errors import ErasureIncomplete, StoreError
 from connector.lexical import index as lexical
 from connector.scope import Scope
+from connector.vectors.files import purge_chroma_log
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
@@ -193,7 +194,9 @@ def _forget_vectors(episodic: EpisodicMemory, scope: Scope, ids: list[str], *, s
         if every:
             eraser.delete(every)  # archived ids are not in the index; deleting them is a no-op
             if episodic.embedded_chroma_path is not None:  # its log still holds the vectors and metadata
-                purge_chroma_log(episodic.embedded_chroma_path, every)
+                purge_chroma_log(
+                    episodic.embedded_chroma_path, every, scope=(scope.tenant, scope.customer_id)
+                )
     except StoreError as exc:
         return f"Chroma was not reached ({exc})"
     return None

@@ -11,19 +11,14 @@ log file is VACUUMed and segment directories no segment owns are removed, so wha
 collection held (an erased customer's vectors and metadata included) leaves no bytes; the new
 segments' files are zeroed past their last element, since Chroma starts them with uninitialised
 memory that, in a process which handled the erased customer, can hold its bytes
-(:mod:`connector.erasure.hnsw`).
+(:mod:`connector.vectors.slack`); the file work is :mod:`connector.vectors.files`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import shutil
-import sqlite3
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
@@ -33,9 +28,10 @@ from connector.episodic import terms as entry_terms
 from connector.episodic.lifecycle import _CHUNK, _index_rows, _rows
 from connector.episodic.tables import ARCHIVED, ENTRIES, LIVE
 from connector.erasure import customer_digest
-from connector.erasure.disk import CHROMA_SQLITE
-from connector.erasure.hnsw import scrub_segment_slack
 from connector.errors import StoreError
+from connector.vectors.files import compact_chroma, remove_chroma_files
+
+__all__ = ["RebuildReport", "compact_chroma", "rebuild", "remove_chroma_files"]
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
@@ -118,50 +114,3 @@ def _live_ids_not_erased(episodic: EpisodicMemory) -> tuple[list[str], int]:
     erased = {tenant: episodic.erasures.erased_digests(tenant) for tenant in {r.tenant for r in rows}}
     keep = [r.id for r in rows if customer_digest(r.tenant, r.customer_id) not in erased[r.tenant]]
     return keep, len(rows) - len(keep)
-
-
-def _is_segment_dir(path: Path) -> bool:
-    try:
-        uuid.UUID(path.name)
-    except ValueError:
-        return False
-    return path.is_dir()
-
-
-def remove_chroma_files(chroma_dir: Path) -> tuple[str, ...]:
-    """Remove embedded Chroma's own files (its SQLite file and journals, segment directories)."""
-    removed: list[str] = []
-    if not chroma_dir.is_dir():
-        return ()
-    for path in sorted(chroma_dir.iterdir()):
-        if path.name.startswith(CHROMA_SQLITE) and path.is_file():
-            path.unlink()
-        elif _is_segment_dir(path):
-            shutil.rmtree(path)
-        else:
-            continue
-        removed.append(path.name)
-    return tuple(removed)
-
-
-def compact_chroma(chroma_dir: Path) -> tuple[str, ...]:
-    """VACUUM embedded Chroma's SQLite file and remove segment directories no segment owns."""
-    path = chroma_dir / CHROMA_SQLITE
-    if not path.exists():
-        return ()
-    try:
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-        try:
-            owned = {row[0] for row in conn.execute("SELECT id FROM segments")}
-            conn.execute("VACUUM")
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise StoreError(f"compacting Chroma's file {path} after the rebuild failed: {exc}") from None
-    orphans = [p for p in sorted(chroma_dir.iterdir()) if _is_segment_dir(p) and p.name not in owned]
-    for orphan in orphans:
-        shutil.rmtree(orphan)
-    scrub_segment_slack(chroma_dir)  # what the new segments were started with (see connector.erasure.hnsw)
-    return tuple(p.name for p in orphans)

@@ -47,6 +47,7 @@ from connector.lexical.tokens import term_counts
 from connector.scope import Scope, require_id
 from connector.storable import REPLACEMENT, storable, storable_text
 from connector.threads import ContextThreadPoolExecutor
+from connector.vectors.files import purge_chroma_log
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
@@ -235,7 +236,12 @@ class CaseWriter:
         again, then refuse the write as a write after the erasure (other customers' cases stay)."""
         erased = self.episodic.erasures.erased_among(scopes)
         for scope in erased:
-            self.episodic.index.delete(view.vector_ids(scope))
+            ids = view.vector_ids(scope)
+            self.episodic.index.delete(ids)
+            if self.episodic.embedded_chroma_path is not None:  # nor in Chroma's log and free pages
+                purge_chroma_log(
+                    self.episodic.embedded_chroma_path, ids, scope=(scope.tenant, scope.customer_id)
+                )
             self.episodic.forget(scope.customer_id, tenant=scope.tenant, sweep=False)
         if erased:
             raise ErasedCustomerError(erased[0].customer_id, erased[0].tenant)
