@@ -142,6 +142,9 @@ def check_tenant(settings: Settings, tenant: TenantSettings) -> CheckResult:
                     close = getattr(pages, "close", None)  # a generator: end it, its session is ours
                     if callable(close):
                         close()
+            version = getattr(adapter, "version", None)
+            probe = getattr(adapter, "undefined_custom_fields", None)
+            undefined: list[tuple[str, str, str]] = probe() if callable(probe) else []
             requests = adapter.request_count
     except ERPAuthError as exc:
         return CheckResult(item, "fail", f"{tenant.kind} at {tenant.base_url} refused the credentials: {exc}")
@@ -149,10 +152,14 @@ def check_tenant(settings: Settings, tenant: TenantSettings) -> CheckResult:
     session = "logged in, " if tenant.kind == "acumatica" else ""
     read = f"read {streams[0]} authenticated" if streams else "no stream configured to read"
     logout = ", logged out" if tenant.kind == "acumatica" else ""
+    endpoint = f"endpoint Default/{version}, " if tenant.kind == "acumatica" and version else ""
     detail = (
-        f"{tenant.kind} at {tenant.base_url}: {session}{read}{logout} in {elapsed_ms:.0f} ms"
+        f"{tenant.kind} at {tenant.base_url}: {endpoint}{session}{read}{logout} in {elapsed_ms:.0f} ms"
         f" ({requests} request(s)); streams {', '.join(streams) or 'none'}"
     )
+    if undefined:  # one line per field: the sync reads the rest of the stream without it
+        lines = [f"custom field {field} of {stream}: {why}" for stream, field, why in undefined]
+        return CheckResult(item, "warn", f"{detail}; but: " + "; ".join(lines))
     if warned.messages:
         return CheckResult(item, "warn", f"{detail}; but: {warned.messages[0]}")
     return CheckResult(item, "ok" if streams else "warn", detail)

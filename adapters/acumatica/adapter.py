@@ -24,7 +24,7 @@ from connector.adapters.acumatica.streams import STREAMS, AcumaticaStream
 from connector.clock import Clock
 from connector.erp.protocol import RecordProblem, StreamSpec
 from connector.erp.records import DocumentRecord, Page, Record
-from connector.errors import ConfigError, ERPNotFound, ERPProtocolError
+from connector.errors import ConfigError, ERPNotFound, ERPProtocolError, ERPRequestError
 from connector.settings import SyncSettings, TenantSettings
 
 log = logging.getLogger(__name__)
@@ -193,6 +193,13 @@ class AcumaticaAdapter:
         page_size = self.settings.page_size
 
         def fetch(skip: int, top: int) -> list[Any]:
+            nonlocal params
+            try:
+                return client.list(spec.entity, {**params, "$top": str(top), "$skip": str(skip)})
+            except ERPRequestError:
+                if skip or not self._drop_undefined_custom(spec):
+                    raise
+            params = self._params(spec, filter_text=params.get("$filter"))  # the rest of the fields
             return client.list(spec.entity, {**params, "$top": str(top), "$skip": str(skip)})
 
         note = self._lacking_note(spec)
@@ -250,6 +257,53 @@ class AcumaticaAdapter:
         return Page(
             stream=stream.name, number=number, records=records, max_modified=latest, problems=problems
         )
+
+    # Custom fields ------------------------------------------------------------------------------
+    def undefined_custom_fields(self) -> list[tuple[str, str, str]]:
+        """(stream, View.Field, why) for each configured custom field the server does not serve at
+        this endpoint version: each is asked for alone on one record (``connector doctor`` says so)."""
+        found = []
+        for stream in self._streams:
+            for field in self.settings.custom_fields.get(stream.name, []):
+                why = self._probe_custom(stream, field)
+                if why is not None:
+                    found.append((stream.name, field, why))
+        return found
+
+    def _probe_custom(self, stream: AcumaticaStream, field: str) -> str | None:
+        params = {"$select": ",".join(stream.key_fields), "$custom": field, "$top": "1"}
+        try:
+            rows = self.client.list(stream.entity, params)
+        except ERPRequestError as exc:
+            return f"the endpoint Default/{self.version} refused it ({exc})"
+        row = rows[0] if rows and isinstance(rows[0], Mapping) else None
+        if row is None:
+            return None  # no record to tell by
+        view, _, name = field.partition(".")
+        custom = row.get("custom")
+        fields = custom.get(view) if isinstance(custom, Mapping) else None
+        if not isinstance(fields, Mapping) or name not in fields:
+            return f"the endpoint Default/{self.version} did not return it"
+        return None
+
+    def _drop_undefined_custom(self, stream: AcumaticaStream) -> bool:
+        """After a refused read: leave out the tenant's custom fields the server does not serve, so the
+        sync reads the rest (each said once, as a warning). False when none was left out."""
+        fields = self.settings.custom_fields.get(stream.name, [])
+        bad = {field for field in fields if self._probe_custom(stream, field) is not None}
+        if not bad:
+            return False
+        kept = [field for field in fields if field not in bad]
+        self._custom[stream.name] = ",".join(kept)
+        log.warning(
+            "Acumatica tenant %s, %s: custom field(s) %s are not served by the endpoint Default/%s; "
+            "reading the stream without them",
+            self.tenant,
+            stream.name,
+            ", ".join(sorted(bad)),
+            self.version,
+        )
+        return True
 
     def _with_currency(self, records: list[Record]) -> list[Record]:
         """Invoices whose response lacks the document's currency take their customer's, labelled
