@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from connector.background import BackgroundJobs
     from connector.context import ContextBuilder, ContextResult
     from connector.context.lookup import DocumentDetail
-    from connector.conversations import ConversationMemory, TurnHit
+    from connector.conversations import ConversationMemory, RecallOptions, TurnHit
     from connector.conversations.importer import ImportReport
     from connector.embeddings import MiniLMEmbedder, OpenAIEmbedder
     from connector.embeddings.base import Embedder
@@ -409,12 +409,15 @@ class Memory:
         tenant: str | None = None,
         exclude_session: str | None = None,
         as_of: datetime | None = None,
+        options: RecallOptions | None = None,
     ) -> list[TurnHit]:
         """Turns of this customer's earlier sessions like ``query``, each with its neighbouring turns
-        (see ConversationMemory.recall); ``exclude_session`` leaves the current session out."""
+        (see ConversationMemory.recall); ``exclude_session`` leaves the current session out;
+        ``options``: per-call k-independent choices (neighbours, dates, fusion profile)."""
         return self.conversations.recall(
-            customer_id, query, k=k, tenant=tenant, exclude_session=exclude_session, as_of=as_of
-        )
+            customer_id, query, k=k, tenant=tenant, exclude_session=exclude_session, as_of=as_of,
+            options=options,
+        )  # fmt: skip
 
     @traced_memory(CREATE_MEMORY, "working_turns", "session")
     @translated

@@ -302,7 +302,9 @@ class ConversationSettings(Section):
     # Indexed turns fall under the PII window (retention.pii_days) instead of the episodic one.
     pii: bool = False
     max_pending: int = Field(default=1000, ge=1)  # sessions waiting to be indexed (beyond: caught up later)
-    # Indexed turns a recall ranks, newest first: bounds the cost for a customer with a long history.
+    # Turns each signal (dense, lexical) brings to a recall's fusion, whatever the customer's history.
+    candidates_per_signal: int = Field(default=200, ge=10, le=5000)
+    # The most candidates per signal a recall asking many hits (k times its window) may use.
     max_candidates: int = Field(default=2000, ge=1)
 
 

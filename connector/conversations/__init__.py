@@ -5,5 +5,15 @@ from __future__ import annotations
 
 from connector.conversations.memory import ConversationMemory
 from connector.conversations.models import ConversationRetention, IndexReport, InvalidRecallError, TurnHit
+from connector.conversations.recall import MAX_K, PROFILES, RecallOptions
 
-__all__ = ["ConversationMemory", "ConversationRetention", "IndexReport", "InvalidRecallError", "TurnHit"]
+__all__ = [
+    "MAX_K",
+    "PROFILES",
+    "ConversationMemory",
+    "ConversationRetention",
+    "IndexReport",
+    "InvalidRecallError",
+    "RecallOptions",
+    "TurnHit",
+]

@@ -31,7 +31,9 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
-from connector.conversations.tables import SESSIONS, TURNS
+from connector.conversations import generations
+from connector.conversations.parts import part_id, part_texts
+from connector.conversations.tables import PARTS, SESSIONS, TURNS
 from connector.db.chunks import chunks
 from connector.episodic.vector_index import HASH_KEY, Eraser, guarded, vector_hash
 from connector.lexical import index as lexical
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INDEXED_ROLES = frozenset({"user", "assistant"})
-MAX_INDEXED_CHARS = 8_000  # a pasted megabyte is indexed by its beginning (the embedder truncates too)
+MAX_INDEXED_CHARS = 32_000  # a pasted megabyte is indexed by its beginning (parts: MAX_PARTS windows)
 BATCH = 256  # turns per pass; a longer backlog takes several passes
 _CHUNK = 500
 
@@ -131,56 +133,86 @@ def index_sessions(conv: ConversationMemory, sids: Sequence[str]) -> int:
 
 
 def _index_batches(conv: ConversationMemory, pendings: Sequence[tuple[str, _Pending]]) -> int:
-    """Steps 2-5 for one batch of each session: one embedding call and one vector write for all."""
+    """Steps 2-5 for one batch of each session: one embedding call and one vector write for all.
+
+    A turn longer than one embedder window is embedded in parts too (:mod:`connector.conversations.parts`):
+    its row's vector is made from its whole text (the embedder keeps the opening), each further part's
+    from its own window, all in the same call."""
     cutoff = conv.window_start()
-    chosen_per: list[list[tuple[Any, str]]] = []
-    for _, pending in pendings:
-        chosen = []
+    embedder = conv.embedder
+    texts: list[str] = []  # each turn's text, then its further parts', session after session
+    planned: list[tuple[str, _Pending, list[dict[str, Any]], list[str], list[dict[str, Any]]]] = []
+    for sid, pending in pendings:
+        scope = pending.scope
+        rows: list[dict[str, Any]] = []
+        lexical_texts: list[str] = []
+        part_rows: list[dict[str, Any]] = []
         for t in pending.turns:
             text = indexed_text(t.role, t.content)
-            if text is not None and t.created_at >= cutoff:
-                chosen.append((t, text))
-        chosen_per.append(chosen)
-    texts = [text for chosen in chosen_per for _, text in chosen]
-    embedder = conv.embedder
+            if text is None or t.created_at < cutoff:
+                continue
+            own = turn_id(scope.tenant, sid, int(t.seq))
+            rows.append(
+                {
+                    "id": own,
+                    "tenant": scope.tenant,
+                    "customer_id": scope.customer_id,
+                    "session_id": sid,
+                    "seq": int(t.seq),
+                    "occurred_at": t.created_at,
+                    "vector_hash": vector_hash(embedder.model_id, text),
+                }
+            )
+            lexical_texts.append(text)
+            texts.append(text)
+            for number, part in enumerate(part_texts(text), start=1):
+                part_rows.append(
+                    {
+                        "id": part_id(own, number),
+                        "turn_id": own,
+                        "tenant": scope.tenant,
+                        "customer_id": scope.customer_id,
+                        "part": number,
+                        "occurred_at": t.created_at,
+                        "vector_hash": vector_hash(embedder.model_id, part),
+                    }
+                )
+                texts.append(part)
+        planned.append((sid, pending, rows, lexical_texts, part_rows))
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32) if texts else None
     ids: list[str] = []
     metadatas: list[dict[str, str]] = []
-    parts: list[Any] = []
+    blocks: list[Any] = []
     written: dict[Scope, list[str]] = {}
     offset = 0
-    for (sid, pending), chosen in zip(pendings, chosen_per, strict=True):
-        scope = pending.scope
-        rows = [
-            {
-                "id": turn_id(scope.tenant, sid, int(t.seq)),
-                "tenant": scope.tenant,
-                "customer_id": scope.customer_id,
-                "session_id": sid,
-                "seq": int(t.seq),
-                "occurred_at": t.created_at,
-                "vector_hash": vector_hash(embedder.model_id, text),
-            }
-            for t, text in chosen
-        ]
-        start, offset = offset, offset + len(chosen)
+    for sid, pending, rows, lexical_texts, part_rows in planned:
+        ordered = _in_text_order(rows, part_rows)
+        start, offset = offset, offset + len(ordered)
         new_upto = int(pending.turns[-1].seq)  # tool or blank turns only: the progress moves all the same
-        if not _commit(conv, sid, pending, new_upto, rows, [text for _, text in chosen]) or not rows:
+        if not _commit(conv, sid, pending, new_upto, rows, lexical_texts, part_rows) or not rows:
             continue
-        ids += [row["id"] for row in rows]
-        metadatas += [{**_scope_row(scope), HASH_KEY: row["vector_hash"]} for row in rows]
+        ids += [row["id"] for row in ordered]
+        metadatas += [{**_scope_row(pending.scope), HASH_KEY: row["vector_hash"]} for row in ordered]
         assert vectors is not None
-        parts.append(vectors[start:offset])
-        written.setdefault(scope, []).extend(row["id"] for row in rows)
+        blocks.append(vectors[start:offset])
+        written.setdefault(pending.scope, []).extend(row["id"] for row in rows)
     if not ids:
         return 0
-    conv.index.upsert(ids, np.concatenate(parts), metadatas)
-    indexed = len(ids)
+    conv.index.upsert(ids, np.concatenate(blocks), metadatas)
+    indexed = sum(len(scope_ids) for scope_ids in written.values())
     for scope, scope_ids in written.items():
         if conv.erasures.is_erased(scope):  # forget ran meanwhile and may have missed these
             remove(conv, scope_ids)
             indexed -= len(scope_ids)
     return indexed
+
+
+def _in_text_order(rows: list[dict[str, Any]], part_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each turn's row followed by its parts' rows: the order their texts were embedded in."""
+    parts: dict[str, list[dict[str, Any]]] = {}
+    for p in part_rows:
+        parts.setdefault(p["turn_id"], []).append(p)
+    return [x for r in rows for x in (r, *parts.get(r["id"], ()))]
 
 
 def _commit(
@@ -190,6 +222,7 @@ def _commit(
     new_upto: int,
     rows: list[dict[str, Any]],
     texts: list[str],
+    part_rows: Sequence[dict[str, Any]] = (),
 ) -> bool:
     """Step 3: progress, rows and postings in one transaction; False if the customer was erased or
     another pass indexed these turns first (then nothing is written)."""
@@ -215,7 +248,10 @@ def _commit(
                 log.debug("turns of session %s were indexed by another pass", sid)
                 return False
             if rows:
-                conn.execute(sa.insert(TURNS), rows)
+                gen = generations.bump(conn, scope)
+                conn.execute(sa.insert(TURNS), [{**r, "gen": gen} for r in rows])
+                if part_rows:
+                    conn.execute(sa.insert(PARTS), [{**p, "gen": gen} for p in part_rows])
                 documents = [LexicalDocument(scope, r["id"], t) for r, t in zip(rows, texts, strict=True)]
                 lexical.write(conn, TURN_SOURCE, documents)
             transaction.commit()
@@ -249,56 +285,81 @@ def remove(conv: ConversationMemory, ids: Sequence[str], *, eraser: Eraser | Non
     ``eraser``: what deletes the vectors (default: the part's index)."""
     if not ids:
         return
-    (eraser or conv.index).delete(list(ids))
+    scopes: set[tuple[str, str]] = set()
+    parts: list[str] = []
+    with conv.engine.connect() as conn:
+        for chunk in chunks(ids, _CHUNK):
+            scopes.update(
+                (r[0], r[1])
+                for r in conn.execute(
+                    sa.select(TURNS.c.tenant, TURNS.c.customer_id).where(TURNS.c.id.in_(chunk)).distinct()
+                )
+            )
+            parts.extend(conn.execute(sa.select(PARTS.c.id).where(PARTS.c.turn_id.in_(chunk))).scalars())
+    vector_ids = [*ids, *parts]
+    (eraser or conv.index).delete(vector_ids)
     if conv.embedded_chroma_path is not None:  # its log still holds the vectors and their scope
-        purge_chroma_log(conv.embedded_chroma_path, list(ids))
+        purge_chroma_log(conv.embedded_chroma_path, vector_ids)
     with conv.engine.begin() as conn:
         for chunk in chunks(ids, _CHUNK):
             conn.execute(sa.delete(TURNS).where(TURNS.c.id.in_(chunk)))
+            conn.execute(sa.delete(PARTS).where(PARTS.c.turn_id.in_(chunk)))
         lexical.delete(conn, TURN_SOURCE, ids)
+        generations.removed(conn, scopes)
 
 
 def repair(conv: ConversationMemory) -> int:
-    """Re-embed indexed turns whose vector is missing or stale in Chroma (a failed vector write).
-
-    Returns how many were written. Reads every indexed turn: an operator's job, not the agent's.
+    """Re-embed indexed turns (and their further parts) whose vector is missing or stale in Chroma
+    (a failed vector write). Returns how many vectors were written. Reads every indexed turn: an
+    operator's job, not the agent's.
     """
+    on_turn = sa.and_(work_turn_t.c.session_id == TURNS.c.session_id, work_turn_t.c.seq == TURNS.c.seq)
     with conv.engine.connect() as conn:
         rows = conn.execute(
             sa.select(
                 TURNS.c.id, TURNS.c.tenant, TURNS.c.customer_id, TURNS.c.vector_hash,
                 work_turn_t.c.role, work_turn_t.c.content,
-            ).join(
-                work_turn_t,
-                sa.and_(work_turn_t.c.session_id == TURNS.c.session_id, work_turn_t.c.seq == TURNS.c.seq),
-            )
+            ).join(work_turn_t, on_turn)
         ).all()  # fmt: skip
-    fixed = 0
-    for chunk in chunks(rows, _CHUNK):
-        found = conv.index.stored([r.id for r in chunk])
-        broken = []
-        for r in chunk:
-            ok = (
-                guarded({r.id: found[r.id]}, Scope(r.tenant, r.customer_id), {r.id: r.vector_hash})
-                if r.id in found
-                else {}
+        part_rows = conn.execute(
+            sa.select(
+                PARTS.c.id,
+                PARTS.c.part,
+                TURNS.c.id.label("turn_id"),
+                work_turn_t.c.role,
+                work_turn_t.c.content,
             )
-            if not ok:
-                broken.append(r)
-        texts = [indexed_text(r.role, r.content) or "" for r in broken]
+            .join(TURNS, TURNS.c.id == PARTS.c.turn_id)
+            .join(work_turn_t, on_turn)
+        ).all()
+    wanted: list[tuple[str, str, str, str, str]] = []  # id, tenant, customer, hash, text
+    scope_of: dict[str, tuple[str, str]] = {}
+    for r in rows:
+        wanted.append((r.id, r.tenant, r.customer_id, r.vector_hash, indexed_text(r.role, r.content) or ""))
+        scope_of[r.id] = (r.tenant, r.customer_id)
+    for p in part_rows:
+        texts = part_texts(indexed_text(p.role, p.content) or "")
+        if p.turn_id in scope_of and 1 <= p.part <= len(texts):
+            text = texts[p.part - 1]
+            tenant, customer = scope_of[p.turn_id]
+            wanted.append((p.id, tenant, customer, vector_hash(conv.embedder.model_id, text), text))
+    fixed = 0
+    for chunk in chunks(wanted, _CHUNK):
+        found = conv.index.stored([w[0] for w in chunk])
+        broken = [
+            w
+            for w in chunk
+            if w[0] not in found or not guarded({w[0]: found[w[0]]}, Scope(w[1], w[2]), {w[0]: w[3]})
+        ]
         if not broken:
             continue
-        vectors = conv.embedder.embed(texts)
+        vectors = conv.embedder.embed([w[4] for w in broken])
         conv.index.upsert(
-            [r.id for r in broken],
+            [w[0] for w in broken],
             np.asarray(vectors, dtype=np.float32),
             [
-                {
-                    "tenant": r.tenant,
-                    "customer_id": r.customer_id,
-                    HASH_KEY: vector_hash(conv.embedder.model_id, t),
-                }
-                for r, t in zip(broken, texts, strict=True)
+                {"tenant": w[1], "customer_id": w[2], HASH_KEY: vector_hash(conv.embedder.model_id, w[4])}
+                for w in broken
             ],
         )
         fixed += len(broken)

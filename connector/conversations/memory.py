@@ -21,10 +21,12 @@ from sqlalchemy.engine import Engine
 
 from connector.background import BackgroundJobs
 from connector.clock import Clock
-from connector.conversations import indexer
+from connector.conversations import generations, indexer
 from connector.conversations import recall as recall_module
 from connector.conversations.models import ConversationRetention, IndexReport, TurnHit
-from connector.conversations.tables import SESSIONS, TURNS
+from connector.conversations.recall import RecallOptions
+from connector.conversations.scope_vectors import ScopeVectors
+from connector.conversations.tables import PARTS, SESSIONS, TURNS
 from connector.embeddings.base import Embedder
 from connector.embeddings.shared_query import SharedQuery
 from connector.episodic.fusion import Fusion
@@ -78,6 +80,8 @@ class ConversationMemory:
         self.background = BackgroundJobs("turn-index", max_pending=settings.max_pending)
         # The hybrid ranking of a customer's indexed turns; embeds queries on its own threads.
         self.ranking = ScopedRecall(self._vectors, TURN_SOURCE, "conversation-query")
+        # Each recalled customer's turn vectors as one matrix (bounded like the vector cache).
+        self.scope_vectors = ScopeVectors(vector_cache.max_bytes if vector_cache is not None else 0)
 
     def close(self) -> None:
         """Stop the indexing worker (after the pass in hand) and the query threads."""
@@ -143,6 +147,7 @@ class ConversationMemory:
         exclude_session: str | None = None,
         as_of: datetime | None = None,
         shared_query: SharedQuery | None = None,
+        options: RecallOptions | None = None,
     ) -> list[TurnHit]:
         """Up to ``k`` turns of this customer's earlier sessions like ``query``, each with its
         neighbours (``conversations.before`` / ``after``) from its own session.
@@ -150,10 +155,18 @@ class ConversationMemory:
         ``exclude_session``: the current session, whose turns the context already shows (as its
         summary and recent turns). A blank, punctuation-only or stop-word-only query never raises:
         it finds nothing, or what its embedding finds; query text is never search syntax.
+        ``options``: per-call neighbours, dates and fusion profile (:class:`RecallOptions`).
         """
         scope = Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
         return recall_module.recall(
-            self, scope, query, k=k, exclude_session=exclude_session, as_of=as_of, shared_query=shared_query
+            self,
+            scope,
+            query,
+            k=k,
+            exclude_session=exclude_session,
+            as_of=as_of,
+            shared_query=shared_query,
+            options=options,
         )
 
     # Upkeep --------------------------------------------------------------------------------------
@@ -186,8 +199,15 @@ class ConversationMemory:
         opened = self._vectors.opened
         if opened is not None:  # and no copy in this process's vector cache
             opened.drop_scope(scope)
+        self.scope_vectors.drop(scope)
         with self.engine.begin() as conn:
             conn.execute(sa.delete(TURNS).where(in_scope))  # rows a concurrent pass added meanwhile
+            conn.execute(
+                sa.delete(PARTS).where(
+                    PARTS.c.tenant == scope.tenant, PARTS.c.customer_id == scope.customer_id
+                )
+            )
+            generations.forget(conn, scope)
             conn.execute(
                 sa.delete(SESSIONS).where(
                     SESSIONS.c.tenant == scope.tenant, SESSIONS.c.customer_id == scope.customer_id
@@ -201,6 +221,7 @@ class ConversationMemory:
     def rebuild(self) -> int:
         """Recreate the turns collection and embed every indexed turn again (``reindex --rebuild``)."""
         self._vectors.reopen()  # on the client the caller opened anew
+        self.scope_vectors.clear()
         self.index.recreate()
         with self.engine.connect() as conn:
             scopes = conn.execute(sa.select(TURNS.c.tenant, TURNS.c.customer_id).distinct()).all()

@@ -1,33 +1,33 @@
 """Recalling turns of a customer's earlier sessions by the same hybrid ranking as past cases.
 
-Scope first: the candidates are the customer's indexed turns (tenant, customer; inside the retention
-window; not of ``exclude_session``), read from ``conv_turn``. Their vectors come from Chroma by id,
-checked against their rows (:func:`~connector.episodic.vector_index.guarded`), through the vector
-cache case recall uses (:mod:`connector.episodic.vector_cache`); their BM25 scores come
-from the scoped lexical index over those candidates only; :func:`~connector.episodic.fusion.fuse`
-ranks them as it ranks cases. Each hit then gets its ``before``/``after`` neighbours from its own
-session (read with the session's scope as a second guard). A hit already inside a better hit's
-window is not repeated: that window shows it. The query is embedded only when the customer has
-indexed turns, beside the Chroma and lexical reads.
+Scope first: the customer's indexed turns are held in memory per process and read again only when
+its generation moved (:mod:`connector.conversations.scope_vectors`); the candidates are the union of
+the dense and the lexical top lists (:mod:`connector.conversations.bounded`), filtered by retention
+window, dates and ``exclude_session``, so the cost does not follow the customer's history. Each hit
+then gets its ``before``/``after`` neighbours from its own session (read with the session's scope as
+a second guard). A hit already inside a better hit's window is not repeated: that window shows it
+(per call, 0 neighbours give a plain ranking). The query is embedded only when the customer has
+indexed turns, while the customer's new rows are read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from connector.conversations import bounded, generations
+from connector.conversations.bounded import Filters
 from connector.conversations.models import InvalidRecallError, TurnHit
-from connector.conversations.tables import TURNS
 from connector.db.reads import read_connection
 from connector.db.types import JSONType
 from connector.embeddings.shared_query import SharedQuery
-from connector.episodic.fusion import Fused
+from connector.episodic.fusion import Fused, Fusion
+from connector.episodic.ranking import score_threshold
 from connector.episodic.scoped_recall import RecallQuery
-from connector.lexical import index as lexical
-from connector.lexical.tables import TURN_SOURCE
 from connector.lexical.tokens import MAX_QUERY_CHARS
 from connector.scope import Scope
 from connector.working.models import Turn
@@ -36,28 +36,52 @@ from connector.working.tables import WorkSession, WorkTurn
 if TYPE_CHECKING:
     from connector.conversations.memory import ConversationMemory
 
-MAX_K = 50
-_END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
+MAX_K = 200  # hits per recall (documented in docs/guides/recall.md)
+MAX_NEIGHBOURS = 20
 _session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
 _turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
 
-# A candidate row is (id, session_id, seq, vector_hash, lexical_length): the hits read the first four
-# by position.
-_WITH_LENGTHS, _LENGTH = lexical.with_lengths(TURNS, TURN_SOURCE)
-_CANDIDATES = {
-    excluding: sa.select(TURNS.c.id, TURNS.c.session_id, TURNS.c.seq, TURNS.c.vector_hash, _LENGTH)
-    .select_from(_WITH_LENGTHS)
-    .where(
-        TURNS.c.tenant == sa.bindparam("tenant"),
-        TURNS.c.customer_id == sa.bindparam("customer_id"),
-        TURNS.c.occurred_at >= sa.bindparam("after"),
-        TURNS.c.occurred_at <= sa.bindparam("as_of"),
-        *([TURNS.c.session_id != sa.bindparam("exclude")] if excluding else []),
-    )
-    .order_by(TURNS.c.occurred_at.desc(), TURNS.c.id)
-    .limit(sa.bindparam("limit"))
-    for excluding in (False, True)
+PROFILES: dict[str, Fusion] = {
+    # the default: the hybrid with the dialogue rules (speaker hedge, yes/no form, centring)
+    "dialogue": Fusion(),
+    # the hybrid without the speaker hedge (texts that do not start with a speaker's name)
+    "plain": Fusion(hedge=False),
+    # one signal alone: baselines, or a caller who wants exact words only
+    "lexical": Fusion(method="lexical"),
+    "dense": Fusion(method="dense"),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class RecallOptions:
+    """Per-call choices (None: the part's settings). ``before``/``after``: neighbouring turns shown
+    around each hit (0 and 0: a plain ranking, where a turn next to a better hit is a hit of its
+    own); ``since``/``until``: only turns dated in that span; ``profile``: a name of
+    :data:`PROFILES` or a :class:`~connector.episodic.fusion.Fusion`."""
+
+    before: int | None = None
+    after: int | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    profile: str | Fusion | None = None
+
+
+def _check(options: RecallOptions) -> None:
+    for name in ("before", "after"):
+        value = getattr(options, name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NEIGHBOURS
+        ):
+            raise InvalidRecallError(
+                f"{name} must be an integer between 0 and {MAX_NEIGHBOURS}, got {value!r}"
+            )
+    for name in ("since", "until"):
+        value = getattr(options, name)
+        if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
+            raise InvalidRecallError(f"{name} must be a timezone-aware datetime, got {value!r}")
+    profile = options.profile
+    if profile is not None and not isinstance(profile, Fusion) and profile not in PROFILES:
+        raise InvalidRecallError(f"profile must be one of {sorted(PROFILES)} or a Fusion, got {profile!r}")
 
 
 def recall(
@@ -69,36 +93,43 @@ def recall(
     exclude_session: str | None,
     as_of: datetime | None,
     shared_query: SharedQuery | None = None,
+    options: RecallOptions | None = None,
 ) -> list[TurnHit]:
     if not isinstance(query, str):
         raise InvalidRecallError(f"query must be text, got {type(query).__name__}")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise InvalidRecallError(f"k must be an integer between 1 and {MAX_K}, got {k!r}")
+    options = options or RecallOptions()
+    _check(options)
     text = query[:MAX_QUERY_CHARS]
     if not text.strip():
         return []
     settings = conv.settings
+    before = settings.before if options.before is None else options.before
+    after = settings.after if options.after is None else options.after
+    fusion = _fusion(conv, options.profile)
     cutoff = conv.window_start()
-    params: dict[str, Any] = {
-        "tenant": scope.tenant,
-        "customer_id": scope.customer_id,
-        "after": cutoff,
-        "as_of": as_of or _END_OF_TIME,
-        "exclude": exclude_session,
-        "limit": settings.max_candidates,
-    }
-    window = settings.before + settings.after + 1
-    search = RecallQuery(text, shared_query)  # embedded only once the customer has indexed turns
+    not_before = max(cutoff, options.since) if options.since is not None else cutoff
+    ends = [t for t in (as_of, options.until) if t is not None]
+    filters = Filters(not_before, min(ends) if ends else None, exclude_session)
+    window = before + after + 1
+    search = RecallQuery(text, shared_query)
     with read_connection(conv.engine) as conn:
-        ranked = conv.ranking.rank(
-            conn, scope, _CANDIDATES[exclude_session is not None], params, search, k=k * window,
-            fusion=conv.fusion,
+        state = generations.state(conn, scope)
+        if state is None:  # nothing indexed for this customer: nothing embedded either
+            return []
+        search.vector = conv.ranking.embed(search.text, search.shared)
+        snap = conv.scope_vectors.snapshot(conn, scope, conv.index, state)
+        ranked = bounded.rank(
+            conn, scope, snap, search, filters, k=k * window,
+            per_signal=max(settings.candidates_per_signal, min(k * window, settings.max_candidates)),
+            fusion=fusion, threshold=score_threshold(conv.embedder.model_id),
         )  # fmt: skip
-        chosen = _without_repeats(ranked, k, settings.before, settings.after)
+        chosen = _without_repeats(ranked, k, before, after)
         turns = _read_turns(conn, scope, chosen, cutoff)
     hits = []
-    for row, fused, before, after, repeats in chosen:
-        turn_id, session_id, seq = row[:3]  # (id, session_id, seq, ...) as _CANDIDATES selects them
+    for row, fused, lower, upper, repeats in chosen:
+        turn_id, session_id, seq = row[:3]
         own = turns.get((session_id, seq))
         if own is None:  # erased or past retention meanwhile
             continue
@@ -110,12 +141,18 @@ def recall(
                 lexical_score=round(fused.lexical, 4),
                 fused_score=round(fused.fused, 6),
                 matched_terms=fused.matched_terms,
-                before=tuple(turns[(session_id, s)] for s in before if (session_id, s) in turns),
-                after=tuple(turns[(session_id, s)] for s in after if (session_id, s) in turns),
+                before=tuple(turns[(session_id, s)] for s in lower if (session_id, s) in turns),
+                after=tuple(turns[(session_id, s)] for s in upper if (session_id, s) in turns),
                 repeats=tuple(sorted((turns[p] for p in repeats if p in turns), key=_oldest_first)),
             )
         )
     return hits
+
+
+def _fusion(conv: ConversationMemory, profile: str | Fusion | None) -> Fusion:
+    if profile is None:
+        return conv.fusion
+    return profile if isinstance(profile, Fusion) else PROFILES[profile]
 
 
 def _oldest_first(turn: Turn) -> tuple[datetime, str, int]:

@@ -25,6 +25,7 @@ class ConvTurn(SQLModel, table=True):
     __table_args__ = (
         sa.UniqueConstraint("session_id", "seq", name="uq_conv_turn_seq"),
         sa.Index("ix_conv_turn_scope", "tenant", "customer_id", "occurred_at"),
+        sa.Index("ix_conv_turn_gen", "tenant", "customer_id", "gen"),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -34,6 +35,40 @@ class ConvTurn(SQLModel, table=True):
     seq: int
     occurred_at: datetime = Field(sa_column=sa.Column(UTCDateTime(), nullable=False))
     vector_hash: str = Field(max_length=32)
+    gen: int = Field(
+        default=0, sa_column_kwargs={"server_default": "0"}
+    )  # the scope generation that wrote it
+
+
+class ConvTurnPart(SQLModel, table=True):
+    """The second or a later part of a turn longer than the embedder's window (its own vector)."""
+
+    __tablename__ = "conv_turn_part"
+    __table_args__ = (
+        sa.Index("ix_conv_turn_part_turn", "turn_id"),
+        sa.Index("ix_conv_turn_part_gen", "tenant", "customer_id", "gen"),
+    )
+
+    id: str = Field(primary_key=True, max_length=32)
+    turn_id: str = Field(max_length=32)
+    tenant: str = Field(max_length=64)
+    customer_id: str = Field(max_length=128)
+    part: int
+    occurred_at: datetime = Field(sa_column=sa.Column(UTCDateTime(), nullable=False))
+    vector_hash: str = Field(max_length=32)
+    gen: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+
+
+class ConvScope(SQLModel, table=True):
+    """Per customer: ``generation`` grows with every write of indexed turns, ``epoch`` with every
+    removal, so a process holding the customer's vectors knows what to read again."""
+
+    __tablename__ = "conv_scope"
+
+    tenant: str = Field(primary_key=True, max_length=64)
+    customer_id: str = Field(primary_key=True, max_length=128)
+    generation: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    epoch: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class ConvSession(SQLModel, table=True):
@@ -50,3 +85,5 @@ class ConvSession(SQLModel, table=True):
 
 TURNS: sa.Table = SQLModel.metadata.tables["conv_turn"]
 SESSIONS: sa.Table = SQLModel.metadata.tables["conv_session"]
+PARTS: sa.Table = SQLModel.metadata.tables["conv_turn_part"]
+SCOPES: sa.Table = SQLModel.metadata.tables["conv_scope"]

@@ -215,16 +215,21 @@ def fuse(
     threshold: float,
     fusion: Fusion,
     yes_no: bool = False,
+    cosines: tuple[list[float], list[float]] | None = None,
 ) -> list[Fused]:
     """Top ``k`` candidates: queried documents first, then by fused score, weak ones cut.
 
     ``yes_no``: the question asks whether something holds of the person it names
     (:func:`connector.episodic.question_form.asks_yes_or_no`); it is not hedged unless
-    ``fusion.hedge_yes_no``."""
-    n = len(vectors)
+    ``fusion.hedge_yes_no``. ``cosines``: each candidate's cosine and centred score, computed by the
+    caller (turn recall centres on the customer's whole history, not on its candidates); ``vectors``
+    is then not read."""
+    n = len(lexical) if cosines is not None else len(vectors)
     if n == 0:
         return []
-    if query_vector is None:
+    if cosines is not None:
+        dense, ranking = cosines
+    elif query_vector is None:
         dense = ranking = [0.0] * n
     else:
         dense, ranking = _cosines(np.asarray(vectors), np.asarray(query_vector).reshape(-1), fusion)
