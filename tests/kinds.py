@@ -43,6 +43,7 @@ MODEL_MODULES = {
     "test_customer_id_variants",
     "test_conversations",
     "test_conversations_import",
+    "test_conversation_scale",
     "test_demo",
     "test_doctor",
     "test_embeddings_minilm",
