@@ -9,6 +9,11 @@ question the context is built and we record: every gold string present in ``text
 party's id or document number present (a leak), and tokens over the budget. A naive baseline is
 built in the same run for the same party and session with an unrelated query, which shows what the
 overdue-first ranking and the header alone give. Prints a table per question kind and one JSON line.
+
+A second set (``ref:<shape>`` kinds, issue 26.5): for each of 16 shapes of reference a customer may
+state (its own purchase-order numbers with letter prefixes, dashes, slashes or dots, ticket and case
+ids, tracking numbers, e-mail addresses...), long sessions where it is said once, early, and asked
+for at the end; ``reference_shapes`` is the share kept.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -300,6 +305,76 @@ def session_questions(memory: Memory, rng: random.Random, count: int, max_turns:
     return out
 
 
+def _letters(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(n))
+
+
+def _digits(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice("0123456789") for _ in range(n))
+
+
+# Reference shapes a customer states once, early in a long session (issue 26.5): (what it is, a maker).
+REFERENCE_SHAPES: dict[str, tuple[str, Callable[[random.Random], str]]] = {
+    "po_letter_prefix": ("purchase order number", lambda r: f"PO-{_letters(r, 2)}-{_digits(r, 5)}"),
+    "po_digits_first": (
+        "purchase order number",
+        lambda r: f"{_digits(r, 4)}-{_letters(r, 2)}-{_digits(r, 3)}",
+    ),
+    "po_slashes": ("purchase order number", lambda r: f"{_letters(r, 4)}/PO/{_digits(r, 4)}"),
+    "po_dots": ("purchase order number", lambda r: f"PO.{r.randint(2019, 2026)}.{_digits(r, 3)}"),
+    "po_lower_case": ("purchase order number", lambda r: f"po-{_letters(r, 2).lower()}-{_digits(r, 4)}"),
+    "po_labelled_short": ("purchase order number", lambda r: str(r.randint(1000, 9999))),
+    "so_hash_inside": ("order number", lambda r: f"SO#{_digits(r, 6)}"),
+    "ticket_year": ("ticket id", lambda r: f"TCK-{r.randint(2019, 2026)}-{_digits(r, 5)}"),
+    "incident_id": ("ticket id", lambda r: f"INC{_digits(r, 7)}"),
+    "hash_ticket": ("ticket id", lambda r: f"#{_digits(r, 5)}"),
+    "case_underscore": ("case id", lambda r: f"CS_{_digits(r, 4)}-{_letters(r, 1)}"),
+    "rma_slash_year": ("return authorisation", lambda r: f"RMA-{_digits(r, 2)}/{r.randint(2019, 2026)}"),
+    "ups_tracking": ("tracking number", lambda r: f"1Z{_digits(r, 3)}{_letters(r, 2)}{_digits(r, 10)}"),
+    "fedex_tracking": ("tracking number", lambda r: _digits(r, 12)),
+    "email": (
+        "e-mail address",
+        lambda r: f"ap.{_letters(r, 3).lower()}@{_letters(r, 5).lower()}-supplies.example",
+    ),
+    "invoice_slashes": ("invoice number", lambda r: f"INV/{r.randint(2019, 2026)}/{_digits(r, 5)}"),
+}
+
+
+def reference_shape_questions(
+    memory: Memory, rng: random.Random, per_shape: int, min_turns: int, max_turns: int
+) -> list[Question]:
+    """Per shape, ``per_shape`` sessions of ``min_turns``-``max_turns`` turns (non-LLM summary)
+    where the customer states one reference once, at turn 2-4, among ERP chatter that names other
+    documents and amounts; the question at the end asks for it (kind ``ref:<shape>``)."""
+    out: list[Question] = []
+    acme = sorted(
+        p.external_id
+        for p in rows(memory, party_t, party_t.c.tenant == ACUMATICA, party_t.c.kind == "customer")
+    )
+    for shape, (what, make) in REFERENCE_SHAPES.items():
+        for i in range(per_shape):
+            party = acme[(i + len(out)) % len(acme)]
+            session = f"shape-{shape}-{i}"
+            ref = make(rng)
+            said = f"Our PO {ref} covers it." if shape == "po_labelled_short" else f"The {what} is {ref}."
+            turns = rng.randint(min_turns, max_turns)
+            at = rng.randint(2, 4)
+            for t in range(1, turns + 1):
+                if t == at:
+                    text, role = said, "user"
+                elif t % 23 == 0:
+                    amount = f"{rng.randint(100, 9999)}.{_digits(rng, 2)} USD"
+                    text = f"Invoice AR{_digits(rng, 6)} shows {amount} open."
+                    role = "assistant"
+                else:
+                    text = ("Let me check that for you.", "Thanks, any update?", "Noted.")[t % 3]
+                    role = "assistant" if t % 2 else "user"
+                memory.record_turn(session, party, role, text, tenant=ACUMATICA)
+            asked = f"What was the {what} I gave you at the start?"
+            out.append(Question(f"ref:{shape}", ACUMATICA, party, "customer", asked, (ref,), session))
+    return out
+
+
 # Measuring --------------------------------------------------------------------------------------
 def foreign_tokens(memory: Memory) -> dict[tuple[str, str], set[str]]:
     """For each (tenant, party): ids and document numbers of OTHER parties only, less anything the
@@ -366,6 +441,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-kind", type=int, default=25, help="questions per kind (about)")
     parser.add_argument("--sessions", type=int, default=14, help="long sessions")
     parser.add_argument("--max-turns", type=int, default=500)
+    parser.add_argument(
+        "--per-shape", type=int, default=2, help="long sessions per reference shape (0: none)"
+    )
+    parser.add_argument("--shape-min-turns", type=int, default=50)
+    parser.add_argument(
+        "--only-shapes", action="store_true", help="only the reference-shape sessions (no ERP questions)"
+    )
     parser.add_argument("--budget", type=int, default=None, help="token budget (default: the setting)")
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args(argv)
@@ -375,13 +457,29 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.TemporaryDirectory(prefix="bench-answers-") as tmp,
         synced_store(Path(tmp), args.customers, args.seed) as memory,
     ):
-        qs = questions(memory, rng, args.per_kind) + session_questions(
-            memory, rng, args.sessions, args.max_turns
+        qs = (
+            []
+            if args.only_shapes
+            else questions(memory, rng, args.per_kind)
+            + session_questions(memory, rng, args.sessions, args.max_turns)
         )
+        qs += reference_shape_questions(memory, rng, args.per_shape, args.shape_min_turns, args.max_turns)
         tallies = run(memory, qs, args.budget)
     figures = report(tallies)
+    shaped = [t for kind, t in tallies.items() if kind.startswith("ref:")]
+    if shaped:
+        kept, asked = sum(t.present for t in shaped), sum(t.total for t in shaped)
+        figures["reference_shapes"] = {
+            "shapes": len(shaped), "questions": asked, "present_ratio": round(kept / asked, 4),
+            "shapes_all_kept": sum(t.present == t.total for t in shaped),
+        }  # fmt: skip
     print(f"{'kind':<20} {'n':>4} {'present':>8} {'baseline':>9} {'leaks':>6} {'over':>5}")
     for kind, f in figures.items():
+        if kind == "reference_shapes":
+            print(
+                f"reference shapes: {f['present_ratio']:.1%} of {f['questions']} kept, {f['shapes']} shapes"
+            )
+            continue
         print(
             f"{kind:<20} {f['questions']:>4} {f['present_ratio']:>8.1%} {f['baseline_present_ratio']:>9.1%}"
             f" {f['leaks']:>6} {f['over_budget']:>5}"

@@ -31,6 +31,7 @@ SHAPES = {
     "Acumatica document": "AR000029",
     "SAP document": "1800000123",
     "lower case": "po-zx-7734",
+    "hash inside": "SO#123456",
 }
 NOT_REFERENCES = [
     "2025-03-01", "03/01/2025", "312.40", "1,250.00", "10:30", "3rd", "B2B", "4pm", "24/7", "Phone1",
@@ -43,6 +44,11 @@ def test_a_reference_of_any_shape_is_found_whole(shape: str) -> None:
     ref = SHAPES[shape]
     assert references_of(f"My reference is {ref}.") == [ref]
     assert references_of(f"({ref}), thanks") == [ref]
+
+
+def test_a_short_number_is_a_reference_when_a_label_says_so() -> None:
+    text = "PO 4471, ticket no. 48213 and order #: 5521; we ordered 250 units in 2025."
+    assert references_of(text) == ["4471", "48213", "5521"]
 
 
 def test_dates_times_amounts_and_ordinals_are_not_references() -> None:
@@ -91,4 +97,24 @@ def test_the_context_shows_the_reference_of_turn_two_of_a_300_turn_session(
 
     state = memory.working.state("s-1")
     assert state.summary is not None and "PO-ZX-99124 (turn 2): mentioned" in state.summary.splitlines()
+    memory.close()
+
+
+def test_an_imported_long_session_is_folded_so_its_early_reference_is_kept(
+    tmp_path: object, sqlite_engine: Engine
+) -> None:
+    settings = Settings(data_dir=f"{tmp_path}/data", working=WorkingMemorySettings(fold_in_background=False))
+    memory = Memory(settings, clock=FrozenClock(), llm=None, engine=sqlite_engine)
+    texts = ["Hi, a question about a delivery.", "Our order is 4500-ZW-118.", *(FILLER * 100)]
+    records = [
+        {"customer": "C1", "session": "imp-1", "role": "user" if i % 2 == 0 else "assistant", "content": text,
+         "occurred_at": "2026-01-05T10:00:00Z"}
+        for i, text in enumerate(texts)
+    ]  # fmt: skip
+
+    memory.import_conversations(records, allow_unknown_customers=True)
+
+    state = memory.working.state("imp-1")
+    assert state.summary_upto_seq == len(texts) - settings.working.verbatim_turns
+    assert state.summary is not None and "4500-ZW-118 (turn 2): mentioned" in state.summary.splitlines()
     memory.close()

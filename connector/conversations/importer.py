@@ -13,8 +13,10 @@ rather than merged or renamed behind the caller's back: prefix the ids (``<custo
 when the source reuses them.
 
 A turn whose ``external_id`` the session already holds is skipped (a re-import adds nothing); a
-turn without one is appended each time. Each session is one transaction; its turns keep their
-dates, so retention counts from them: a turn dated before the retention window is stored in
+turn without one is appended each time. Each session is one transaction, folded afterwards into
+its running summary as ``record_turns`` folds (so a long imported session continued later shows
+its early turns summarised; with an LLM that fold is an LLM call on the background worker). Turns
+keep their dates, so retention counts from them: a turn dated before the retention window is stored in
 working memory but not indexed (counted as ``archived``). The indexing runs on the caller's thread,
 sessions together (one embedding call for several sessions' turns), so recall sees every imported
 turn when the import returns.
@@ -63,6 +65,8 @@ class TurnWriter(Protocol):
     def append(
         self, session_id: str, customer_id: str, turns: Sequence[NewTurn], *, tenant: str | None = None
     ) -> tuple[list[Any], int, int]: ...
+
+    def fold_if_due(self, session_id: str, last_seq: int, summary_upto: int) -> None: ...
 
 
 class TurnIndex(Protocol):
@@ -146,7 +150,7 @@ class Importer:
             if new:
                 try:
                     scope = session.scope
-                    turns, _, _ = self.writer.append(
+                    turns, last_seq, summary_upto = self.writer.append(
                         sid, scope.customer_id, [_new_turn(t) for t in new], tenant=scope.tenant
                     )
                 except (ScopeError, InvalidTurnError, ErasedCustomerError) as exc:  # a concurrent writer won
@@ -154,6 +158,7 @@ class Importer:
                         raise
                     bad.append(BadLine(new[0].line, f"session {sid!r} not imported: {exc}", sid))
                     continue
+                self.writer.fold_if_due(sid, last_seq, summary_upto)  # as record_turns would
                 written += 1
                 stored += len(turns)
                 archived += sum(1 for t in new if t.occurred_at < self.window_start)

@@ -9,7 +9,8 @@ reference when it mixes letters and digits, or when it is digits only but long e
 quantity (seven digits or more, separators aside); a token mixing them needs two digits, so a
 field name (``Phone1``) is not one. Dates, times, amounts, decimals and ordinals
 (``2025-03-01``, ``03/01/2025``, ``312.40``, ``3rd``) are not references. The token is taken whole:
-``PO-ZX-99124`` is never cut to ``ZX-99124``.
+``PO-ZX-99124`` is never cut to ``ZX-99124``. A shorter number is a reference when a label stands
+before it (``PO 4471``, ``ticket no. 48213``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import re
 _EMAIL = r"[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
 _URL = r"https?://[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]"
 # Alphanumeric runs joined by single separators; a leading '#' is part of it (ticket #48213).
-_TOKEN = r"#?[A-Za-z0-9]+(?:[-/._][A-Za-z0-9]+)*"
+_TOKEN = r"#?[A-Za-z0-9]+(?:[-/._#][A-Za-z0-9]+)*"
 _REFERENCE = re.compile(
     rf"(?<![\w@#/.-])(?:(?P<email>{_EMAIL})|(?P<url>{_URL})|(?P<token>{_TOKEN}))(?![\w@])"
 )
@@ -28,6 +29,12 @@ _DATE_LIKE = re.compile(
 )
 _DECIMAL = re.compile(r"\d+\.\d+")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th|s|am|pm|k|m|kg|km|h|x)", re.IGNORECASE)
+# A short number is a reference when a label says so: "PO 4471", "ticket no. 48213", "order #: 5521".
+_LABELLED = re.compile(
+    r"\b(?i:PO|P\.O\.|order|ticket|case|ref|reference|invoice|inv|rma|tracking|claim|contract|quote|"
+    r"account|acct)\b\.?\s*(?i:no\.?|nr\.?|number|#)?\s*:?\s*(?P<digits>\d{4,6})(?![\w/.-]?\w)"
+)
+_YEAR = re.compile(r"(?:19|20)\d\d")
 MIN_DIGITS_ONLY = 7  # 1234567: an order or tracking number; 250000 is more likely a quantity
 MIN_MIXED = 4  # letters and digits: A123, AR000029 (shorter: 3rd, B2B, 4pm)
 MIN_MIXED_DIGITS = 2  # Phone1, Line2 (a JSON key, a field name) are words, not references
@@ -51,10 +58,14 @@ def is_reference(token: str) -> bool:
 
 def references_of(text: str) -> list[str]:
     """Every reference in ``text``, verbatim, once each, in order of first appearance."""
-    found: list[str] = []
+    found: list[tuple[int, str]] = []
     for match in _REFERENCE.finditer(text):
         token = match.group("token")
         if token is not None and not is_reference(token):
             continue
-        found.append(match.group(0))
-    return list(dict.fromkeys(found))
+        found.append((match.start(), match.group(0)))
+    for match in _LABELLED.finditer(text):
+        if not _YEAR.fullmatch(match.group("digits")):
+            found.append((match.start("digits"), match.group("digits")))
+    found.sort()
+    return list(dict.fromkeys(ref for _, ref in found))

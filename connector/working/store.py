@@ -343,6 +343,11 @@ class WorkingMemory:
         ]
         return stored, int(row.last_seq), int(row.summary_upto_seq)
 
+    def fold_if_due(self, session_id: str, last_seq: int, summary_upto: int) -> None:
+        """Fold as :meth:`record_turns` does after its append (an import calls it after
+        :meth:`append`, so a long imported session shows its early turns summarised)."""
+        self._maybe_fold(session_id, last_seq, summary_upto)
+
     def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
         """Pin ``value`` under ``name`` in an existing session; explicit pins win over extracted ones."""
         sid = require_id(session_id, "session_id")
