@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from connector.commands._common import memory_from_settings
@@ -63,7 +62,6 @@ def _mcp(args: argparse.Namespace) -> int:
 
     with memory:  # on shutdown: stop the background worker and pools, close Chroma and the engine
         if args.http:
-            print(f"connector mcp: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
             run_http(memory, host=host, port=port, no_auth=args.no_auth)
         else:
             run_stdio(memory)

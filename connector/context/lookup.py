@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine
 from connector.context.documents import document_t, named_documents
 from connector.context.money import money
 from connector.context.quote import one_line, quote
-from connector.context.references import QueryReferences, parse_references
+from connector.context.references import QueryReferences, document_number
 from connector.errors import ConnectorError
 from connector.scope import Scope
 
@@ -122,7 +122,7 @@ def lookup_document(
     """The party's document numbered ``number``; UnknownDocumentError when it has none (or several
     that the spelling cannot tell apart)."""
     wanted = one_line(number, 128) if isinstance(number, str) else ""
-    refs = parse_references(wanted)
+    refs = document_number(wanted)
     owner = (
         document_t.c.tenant == scope.tenant,
         document_t.c.party_kind == party_kind,

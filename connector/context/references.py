@@ -127,6 +127,32 @@ def _valid_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
+_ONE_NUMBER = re.compile(
+    r"^\s*#?\s*(?:(?P<word>[A-Za-z]+(?:\s+[A-Za-z]+)?)\.?(?:\s*(?:no\.?|nr\.?|number|#))?[\s:#./_-]*)?"
+    r"(?P<digits>\d+)\s*$",
+    re.I,
+)
+
+
+def document_number(text: str) -> QueryReferences:
+    """``text`` read as one document number, as ``lookup_document`` gets it: a prefix or a kind
+    word may stand apart from the digits (``AR 493``, ``SO 12``, ``invoice no. 7``) and the number
+    may be short, which in free text would be too common to be a reference. Anything else is
+    read as a query (:func:`parse_references`)."""
+    match = _ONE_NUMBER.match(text)
+    if match is None:
+        return parse_references(text)
+    key = match.group("digits").lstrip("0") or "0"
+    word = re.sub(r"\s+", " ", match.group("word") or "").lower()
+    if not word or word in _GENERIC_WORDS:
+        return QueryReferences(numbers=(NumberRef(key),))
+    kind = _KIND_WORDS.get(word)
+    attached = len(word) <= 5 and " " not in word  # would be a prefix written as one word (AR493)
+    if kind is None and not attached:
+        return parse_references(text)  # a word that names no kind of document and is no prefix
+    return QueryReferences(numbers=(NumberRef(key, kind, word.upper() if attached else None),))
+
+
 def parse_references(query: str) -> QueryReferences:
     """Every document reference in ``query`` (at most ``MAX_REFERENCES``), in order of appearance."""
     found: list[tuple[int, object]] = []

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import logging
+import socket
+import sys
+from collections.abc import Iterable
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, InputRequiredResult
-from pydantic import ValidationError
+from pydantic import AnyUrl, ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from connector.errors import ConfigError
@@ -32,12 +39,38 @@ INSTRUCTIONS = (
 )
 
 
+# A missing resource: -32002 up to protocol 2025-11-25; -32602 (invalid params) from 2026-07-28
+# (SEP-2164), which is what the SDK answers.
+RESOURCE_NOT_FOUND = -32002
+RESOURCE_NOT_FOUND_INVALID_PARAMS_SINCE = "2026-07-28"
+
+
+def package_version() -> str:
+    """The installed connector's version, reported as the server's ``serverInfo.version``."""
+    try:
+        return version("erp-memory-connector")
+    except PackageNotFoundError:  # a checkout on sys.path without an install
+        return "0+unknown"
+
+
 class MemoryServer(MCPServer[Any]):
-    """The SDK's server, with arguments that fail a tool's schema refused in one line.
+    """The SDK's server, with arguments that fail a tool's schema refused in one line, and a
+    missing resource answered with the code of the protocol version the client negotiated.
 
     The SDK returns pydantic's report: several lines, the rejected values and a documentation
     link. An agent gets the fields and what each needs instead, like the library's own errors.
     """
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError as exc:
+            negotiated = context.protocol_version if context is not None else None
+            if negotiated is not None and negotiated < RESOURCE_NOT_FOUND_INVALID_PARAMS_SINCE:
+                raise MCPError(code=RESOURCE_NOT_FOUND, message=str(exc), data={"uri": str(uri)}) from None
+            raise
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -54,9 +87,20 @@ class MemoryServer(MCPServer[Any]):
 def build_server(memory: Memory) -> MCPServer[Any]:
     """An MCP server over ``memory``, serving the tenants and customers its settings allow."""
     server: MCPServer[Any] = MemoryServer(
-        "erp-memory-connector", instructions=INSTRUCTIONS, log_level="WARNING", warn_on_duplicate_tools=True
+        "erp-memory-connector",
+        version=package_version(),
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        warn_on_duplicate_tools=True,
     )
     MemoryTools(memory, ServedScope.from_settings(memory.settings)).register(server)
+    # No prompts: the SDK registers the prompt methods of every server, so it would advertise the
+    # capability; without the methods, prompts/list is "method not found", as the spec has it.
+    for method in ("prompts/list", "prompts/get"):
+        server._lowlevel_server._request_handlers.pop(method, None)
+    # The SDK logs a refused tool call's message at INFO (it can hold a document number or an id
+    # the agent sent); the server's own log line names the error type only.
+    logging.getLogger("mcp.server.mcpserver").setLevel(logging.WARNING)
     return server
 
 
@@ -109,10 +153,26 @@ class BearerAuth:
 
 
 def run_stdio(memory: Memory) -> None:
-    build_server(memory).run("stdio")
+    import anyio
+
+    from connector.mcp_server.stdio import serve_stdio
+
+    anyio.run(serve_stdio, build_server(memory))
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The bound, listening socket, or ConfigError naming the address and why (port in use...)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"mcp cannot listen on {host}:{port}: {reason}") from None
 
 
 def run_http(memory: Memory, *, host: str, port: int, no_auth: bool) -> None:
+    """Serve streamable HTTP; "serving ..." is printed once the socket listens, never before a
+    refusal (no token, address in use)."""
     import anyio
     import uvicorn
 
@@ -122,5 +182,15 @@ def run_http(memory: Memory, *, host: str, port: int, no_auth: bool) -> None:
     )
     if token is not None:
         app = BearerAuth(app, token)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
-    anyio.run(uvicorn.Server(config).serve)
+    sock = listening_socket(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                print(f"connector mcp: serving streamable HTTP on http://{shown}:{port}/mcp", file=sys.stderr)
+
+    with sock:
+        anyio.run(Server(config).serve, [sock])

@@ -14,15 +14,25 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from connector.context.quote import one_line
-from connector.errors import ConnectorError
+from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.ids import MAX_ID_LENGTH
 from connector.mcp_server.guard import ServedScope, agent_message
+from connector.mcp_server.schemas import (
+    CasesOut,
+    ContextOut,
+    DocumentOut,
+    FactLearned,
+    TurnRecorded,
+    TurnsOut,
+    ValuePinned,
+)
 from connector.memory import Memory
+from connector.scope import Scope
 from connector.working.models import UnknownSessionError
 from connector.working.text import compact_json, json_safe
 
@@ -57,6 +67,11 @@ Tenant = Annotated[
     Field(max_length=MAX_ID, description="ERP connection name; omit to use the server's default tenant."),
 ]
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
+MAX_TOOL_RESULT = 100_000  # characters of a tool turn's structured result, as compact JSON
+ToolResult = Annotated[
+    dict[str, JsonValue] | list[JsonValue] | None,
+    Field(description='For role "tool": its structured result, a JSON object or array.'),
+]
 
 GET_CONTEXT = """\
 Get the memory context for answering one customer's question: today's date, the ERP's facts about
@@ -163,11 +178,11 @@ class MemoryTools:
             int | None, Field(ge=100, le=200_000, description="Token budget; omit for the server's default.")
         ] = None,
         tenant: Tenant = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ContextOut]:
         def build() -> CallToolResult:
             scope = self.served.scope(customer_id, tenant)
             if session_id is not None:
-                self._check_session(session_id)
+                self._check_session(session_id, scope)
             result = self.memory.build_context(
                 scope.customer_id,
                 query,
@@ -186,7 +201,7 @@ class MemoryTools:
         query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT, description="What to look for.")],
         k: Annotated[int, Field(ge=1, le=20, description="How many cases at most.")] = 3,
         tenant: Tenant = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, CasesOut]:
         def recall() -> CallToolResult:
             scope = self.served.scope(customer_id, tenant)
             hits = self.memory.recall_cases(scope.customer_id, query, k=k, tenant=scope.tenant)
@@ -208,7 +223,7 @@ class MemoryTools:
         ] = None,
         k: Annotated[int, Field(ge=1, le=20, description="How many turns at most.")] = 3,
         tenant: Tenant = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, TurnsOut]:
         def recall() -> CallToolResult:
             scope = self.served.scope(customer_id, tenant)
             hits = self.memory.recall_conversations(
@@ -240,7 +255,7 @@ class MemoryTools:
             Literal["customer", "vendor"], Field(description='"vendor" when customer_id names a vendor.')
         ] = "customer",
         tenant: Tenant = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, DocumentOut]:
         def lookup() -> CallToolResult:
             scope = self.served.scope(customer_id, tenant)
             found = self.memory.lookup_document(
@@ -259,11 +274,14 @@ class MemoryTools:
         tool_name: Annotated[
             str | None, Field(max_length=MAX_ID, description='For role "tool": the tool called.')
         ] = None,
-        tool_result: Annotated[Any, Field(description='For role "tool": its structured result.')] = None,
+        tool_result: ToolResult = None,
         tenant: Tenant = None,
-    ) -> dict[str, Any]:
-        def record() -> dict[str, Any]:
+    ) -> TurnRecorded:
+        def record() -> TurnRecorded:
             scope = self.served.scope(customer_id, tenant)
+            if tool_result is not None and len(compact_json(tool_result)) > MAX_TOOL_RESULT:
+                raise ToolError(f"invalid arguments: tool_result: over {MAX_TOOL_RESULT} characters as JSON")
+            self._check_session(session_id, scope)
             turn = self.memory.record_turn(
                 session_id,
                 scope.customer_id,
@@ -273,7 +291,7 @@ class MemoryTools:
                 tool_name=tool_name,
                 tool_result=tool_result,
             )
-            return {"session_id": turn.session_id, "seq": turn.seq, "at": turn.created_at.isoformat()}
+            return TurnRecorded(session_id=turn.session_id, seq=turn.seq, at=turn.created_at.isoformat())
 
         return _guarded("record_turn", record)
 
@@ -284,11 +302,11 @@ class MemoryTools:
         value: Annotated[
             str | int | float | bool, Field(description="The value, exactly as it must be remembered.")
         ],
-    ) -> dict[str, Any]:
-        def pin() -> dict[str, Any]:
+    ) -> ValuePinned:
+        def pin() -> ValuePinned:
             self._check_session(session_id)
             pinned = self.memory.pin(session_id, name, value)
-            return {"session_id": session_id, "name": pinned.name, "value": pinned.value, "kind": pinned.kind}
+            return ValuePinned(session_id=session_id, name=pinned.name, value=pinned.value, kind=pinned.kind)
 
         return _guarded("pin", pin)
 
@@ -337,11 +355,11 @@ class MemoryTools:
         content: Annotated[str, Field(min_length=1, max_length=2_000, description="The fact, one sentence.")],
         importance: Annotated[float, Field(ge=0, le=1, description="0 to 1; default 0.5.")] = 0.5,
         tenant: Tenant = None,
-    ) -> dict[str, Any]:
-        def learn() -> dict[str, Any]:
+    ) -> FactLearned:
+        def learn() -> FactLearned:
             scope = self.served.scope(customer_id, tenant)
             fact = self.memory.learn(scope.customer_id, content, tenant=scope.tenant, importance=importance)
-            return {"id": fact.id, "content": fact.content, "importance": fact.importance}
+            return FactLearned(id=fact.id, content=fact.content, importance=fact.importance)
 
         return _guarded("learn", learn)
 
@@ -350,6 +368,9 @@ class MemoryTools:
         try:
             scope = self.served.scope(customer_id, tenant)
             result = self.memory.build_context(scope.customer_id, "account overview", tenant=scope.tenant)
+        except (ScopeError, UnknownCustomerError) as exc:  # not served, not synced, no id: no such resource
+            _log_failure("customer resource", exc)
+            raise ResourceNotFoundError(agent_message(exc)) from None
         except Exception as exc:
             _log_failure("customer resource", exc)
             raise ResourceError(agent_message(exc)) from None
@@ -364,14 +385,19 @@ class MemoryTools:
         )
 
     # Helpers -----------------------------------------------------------------------------------
-    def _check_session(self, session_id: str) -> None:
-        """A session of a customer or tenant this server does not serve reads as not existing."""
+    def _check_session(self, session_id: str, scope: Scope | None = None) -> None:
+        """A session of a customer or tenant this server does not serve, or of another customer
+        than the call's ``scope``, reads as not existing (as in every tool: nothing confirms that
+        someone else's session exists)."""
         try:
             info = self.memory.working.state(session_id).info
         except UnknownSessionError:
             return  # the library decides what an unknown session means for each call
-        if not self.served.allows(info.tenant, info.customer_id):
-            raise UnknownSessionError(f"session {session_id.strip()!r} does not exist")
+        other = scope is not None and (info.tenant, info.customer_id) != (scope.tenant, scope.customer_id)
+        if other or not self.served.allows(info.tenant, info.customer_id):
+            raise UnknownSessionError(
+                f"session {session_id.strip()!r} does not exist for this customer; start a new session"
+            )
 
 
 def _result(text: str, data: Any) -> CallToolResult:

@@ -1,0 +1,127 @@
+"""The output schemas of the MCP tools: what a client may rely on in ``structuredContent``.
+
+Each read tool returns text for the model and the same result as JSON; the SDK publishes these
+models as the tools' ``outputSchema`` and validates every result against them before it is sent.
+They name the fields a client can build on and allow more (``extra="allow"``), so a field added
+to a result later is not a breaking change. Dates are ISO 8601 strings, amounts exact decimal
+strings (see :func:`connector.working.text.json_safe`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypedDict
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ContextItemOut(_Open):
+    source: str
+    text: str
+    tokens: int
+
+
+class ContextSectionOut(_Open):
+    name: str
+    title: str
+    items: list[ContextItemOut]
+    tokens: int
+
+
+class ContextOut(_Open):
+    """get_context: the context text and the sections it was built from, with provenance."""
+
+    customer_id: str
+    party_kind: str
+    tenant: str
+    session_id: str | None
+    today: str
+    text: str
+    sections: list[ContextSectionOut]
+    warnings: list[str]
+    token_count: int
+    token_budget: int
+    over_budget: bool
+    erp_as_of: str | None
+
+
+class CaseOut(_Open):
+    case_id: str
+    entry_id: str
+    occurred_at: str
+    summary: str
+    score: float
+    documents: list[str]
+    case_type: str | None = None
+
+
+class CasesOut(_Open):
+    """recall_cases: the customer's most similar past cases, most similar first."""
+
+    cases: list[CaseOut]
+
+
+class TurnOut(_Open):
+    session_id: str
+    seq: int
+    role: str
+    content: str
+    created_at: str
+
+
+class TurnHitOut(_Open):
+    turn_id: str
+    turn: TurnOut
+    score: float
+    before: list[TurnOut]
+    after: list[TurnOut]
+
+
+class TurnsOut(_Open):
+    """recall_conversations: turns of earlier sessions, most similar first, with their neighbours."""
+
+    turns: list[TurnHitOut]
+
+
+class DocumentOut(_Open):
+    """lookup_document: one document with its lines and the ERP's own fields."""
+
+    tenant: str
+    party_kind: str
+    party_id: str
+    doc_type: str
+    number: str
+    status: str | None
+    is_open: bool
+    currency: str | None
+    amount: str | None
+    balance: str | None
+    doc_date: str | None
+    due_date: str | None
+    lines: list[dict[str, Any]]
+    synced_at: str
+
+
+class TurnRecorded(TypedDict):
+    """record_turn: where the turn went."""
+
+    session_id: str
+    seq: int
+    at: str
+
+
+class ValuePinned(TypedDict):
+    session_id: str
+    name: str
+    value: str
+    kind: str
+
+
+class FactLearned(TypedDict):
+    id: int
+    content: str
+    importance: float
