@@ -165,6 +165,20 @@ def check_tenant(settings: Settings, tenant: TenantSettings) -> CheckResult:
     return CheckResult(item, "ok" if streams else "warn", detail)
 
 
+def check_sync(settings: Settings) -> CheckResult:
+    """The worst stream of ``sync status`` (a frozen or lagging watermark is a warning, never ok)."""
+    from connector.clock import SystemClock
+    from connector.db.engine import create_db_engine
+    from connector.sync.health import sync_verdict
+
+    engine = create_db_engine(settings.database_url)
+    try:
+        verdict, detail = sync_verdict(engine, settings, SystemClock().now())
+    finally:
+        engine.dispose()
+    return CheckResult("sync", verdict, detail)
+
+
 def run_checks(settings: Settings) -> Iterator[CheckResult]:
     """Every check in order; an exception in one becomes its ``fail`` verdict."""
     checks: list[tuple[str, Callable[[], CheckResult]]] = [
@@ -175,6 +189,8 @@ def run_checks(settings: Settings) -> Iterator[CheckResult]:
     ]
     for tenant in settings.tenants:
         checks.append((f"erp:{tenant.name}", lambda t=tenant: check_tenant(settings, t)))  # type: ignore[misc]
+    if settings.tenants:
+        checks.append(("sync", lambda: check_sync(settings)))
     if not settings.tenants:
         yield CheckResult(
             "erp", "warn", "no ERP tenant configured (add [[tenants]] to config/connector.toml)"

@@ -213,6 +213,9 @@ class SyncSettings(Section):
     on_locked: Literal["wait", "exit"] = "exit"
     lock_wait_s: float = Field(default=600.0, ge=0)
     expected_lag_minutes: int = Field(default=60, ge=1)
+    # How far ahead of the connector's clock an ERP stamp may be before the run and `sync status`
+    # warn of clock skew. Such records are stored at once; the watermark never passes the run's start.
+    clock_skew_tolerance_s: int = Field(default=300, ge=0)
 
 
 class RetentionSettings(Section):

@@ -100,6 +100,8 @@ def _status(args: argparse.Namespace) -> int:
         now=memory.clock.now(),
         expected_lag=timedelta(minutes=settings.sync.expected_lag_minutes),
         tenant=args.status_tenant,
+        clock_skew_tolerance=timedelta(seconds=settings.sync.clock_skew_tolerance_s),
+        lookback=timedelta(seconds=settings.sync.lookback_seconds),
     )
     if args.json or not sys.stdout.isatty():
         print(json.dumps([s.as_dict() for s in statuses], default=str, indent=2))
@@ -132,9 +134,12 @@ def print_status(statuses: list[StreamStatus], console: Console, now: datetime) 
     for s in statuses:
         finished = s.last_run_finished_at
         lag = "never" if s.lag_s is None else _age(s.lag_s)
+        shown: str | Text = s.last_run_status or "-"
+        if s.warnings and s.last_run_status == "ok":
+            shown = Text("ok, warn", style="yellow")  # an ok run whose watermark or stamps need a look
         table.add_row(
             _name(s),
-            s.last_run_status or "-",
+            shown,
             _age((now - finished).total_seconds()) + " ago" if finished else "-",
             s.watermark.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if s.watermark else "-",
             Text(lag, style="red") if s.lagging else lag,
@@ -142,6 +147,7 @@ def print_status(statuses: list[StreamStatus], console: Console, now: datetime) 
         )
     console.print(table)
     notes = [(s, _error(s, s.last_run_error)) for s in statuses if s.last_run_error]
+    notes += [(s, f"warning: {w}") for s in statuses for w in s.warnings]
     notes += [(s, _problems(s.last_run_problems)) for s in statuses if s.last_run_problems]
     for s, note in notes:
         line = Text(f"{_name(s)}: ", style="bold") + Text(" ".join(note.split()))

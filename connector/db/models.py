@@ -219,6 +219,10 @@ class SyncRun(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=sa.Column(sa.Text()))
     # records skipped or cleaned, one line each naming the record's key (migration 0016)
     problems: str | None = Field(default=None, sa_column=sa.Column(sa.Text()))
+    # the newest ERP stamp the run read (may be ahead of the connector's clock) and whether the
+    # run left the watermark where it was although it read newer records (migration 0032)
+    latest_stamp: datetime | None = _utc()
+    watermark_held: bool | None = None
 
 
 #: SQLModel's shared registry: it holds every table whose module has been imported so far. Each area

@@ -103,12 +103,23 @@ def save_counters(conn: Connection, run: RunRecord) -> None:
 
 
 def finish_run(
-    conn: Connection, run: RunRecord, *, status: str, finished_at: datetime, error: str | None = None
+    conn: Connection,
+    run: RunRecord,
+    *,
+    status: str,
+    finished_at: datetime,
+    error: str | None = None,
+    latest_stamp: datetime | None = None,
+    watermark_held: bool | None = None,
 ) -> None:
+    """Close the run; ``latest_stamp`` is the newest ERP stamp it read, ``watermark_held`` whether
+    it left the watermark behind records it read (see ``connector.sync.status``)."""
     conn.execute(
         run_t.update()
         .where(run_t.c.id == run.id)
         .values(
+            latest_stamp=latest_stamp,
+            watermark_held=watermark_held,
             status=status,
             finished_at=finished_at,
             duration_s=(finished_at - run.started_at).total_seconds(),

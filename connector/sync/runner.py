@@ -77,6 +77,20 @@ _PROBE_GRANULARITY = timedelta(seconds=1)
 # Pages read ahead while one is written: two keep the reader busy while the writer waits on the
 # database, and the database busy while the reader waits on the ERP (one left gaps in both).
 _PREFETCH_DEPTH = 2
+_UNSEEN = object()
+
+
+def _lead(delta: timedelta) -> str:
+    """How far ahead, in its largest units: 2m00s, 1h05m, 1d00h."""
+    seconds = int(delta.total_seconds())
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours:02d}h"
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s"
 
 
 class CaseIngest(Protocol):
@@ -157,6 +171,18 @@ class _StreamRun:
         self.retries_at_start = adapter.retry_count
         self.run: RunRecord | None = None
         self.hold_watermark = False  # the window never read stably: do not advance
+        # The adapter's paging cannot skip a record (keyset or anchored pages; see
+        # docs/guides/sync-reliability.md): no probe for changes after a pass is needed.
+        self.stable_paging = bool(getattr(adapter, "stable_paging", False))
+        # (key -> stamp) of the records the current pass read, so a probe tells a change made
+        # during the pass from a record stamped ahead of our clock that the pass already read.
+        self.pass_seen: dict[tuple[str, str, str], datetime | None] = {}
+        self.pass_problems: set[object] = set()
+        # Records stamped further ahead of the connector's clock than the tolerance: how many, the
+        # first few keys and the largest lead.
+        self.ahead_count = 0
+        self.ahead_keys: list[str] = []
+        self.ahead_most = timedelta(0)
         self.stats = StatsKeeper(runner.engine)
         # A stream that never completed a window is most likely being loaded for the first time:
         # its pages are COPied in without the classify query until a key turns out to exist.
@@ -380,7 +406,15 @@ class SyncRunner:
         watermark = sr.state.watermark
         try:
             with self.engine.begin() as conn:
-                finish_run(conn, run, status=status, finished_at=finished, error=error)
+                finish_run(
+                    conn,
+                    run,
+                    status=status,
+                    finished_at=finished,
+                    error=error,
+                    latest_stamp=sr.seen_max,
+                    watermark_held=sr.hold_watermark if status == "ok" else None,
+                )
                 watermark = load_state(conn, sr.tenant, sr.stream).watermark
         except SQLAlchemyError as exc:
             # The database is gone: the row stays "running" and the next run marks it abandoned.
@@ -421,8 +455,9 @@ class SyncRunner:
                 return True
             if last is None:
                 self._commit_page(sr, Page(stream=sr.stream, number=0, records=[], requests=0), final=True)
+                self._say_clock_skew(sr)
                 return False
-            stable = pages_read <= 1 or not self._changed_since(sr, pass_started)
+            stable = pages_read <= 1 or sr.stable_paging or not self._changed_since(sr, pass_started)
             if stable or attempt == _MAX_PASSES:
                 if not stable:
                     sr.hold_watermark = True
@@ -434,6 +469,7 @@ class SyncRunner:
                         stream=sr.stream,
                     )
                 self._commit_page(sr, last, final=True)
+                self._say_clock_skew(sr)
                 return False
             self._commit_page(sr, last, final=False)
             self.reporter.message(
@@ -451,11 +487,14 @@ class SyncRunner:
         The caller commits the last page with the watermark. On a stop request the page in hand is
         committed and ``stopped`` is True.
         """
-        pages = Prefetcher(
-            _hashed(sr.adapter.read(sr.stream, sr.window.since, sr.window.until)), depth=_PREFETCH_DEPTH
-        )
+        # Every read of the run asks for the same window: from its start, with no upper bound, so a
+        # record stamped ahead of our clock is stored at once (the watermark is clamped instead).
+        pages = Prefetcher(_hashed(sr.adapter.read(sr.stream, sr.window.since, None)), depth=_PREFETCH_DEPTH)
         pending: Page | None = None
         count = 0
+        sr.pass_seen.clear()
+        sr.pass_problems.clear()
+        sr.ahead_count, sr.ahead_keys, sr.ahead_most = 0, [], timedelta(0)
         with pages:
             while True:
                 try:
@@ -470,6 +509,9 @@ class SyncRunner:
                 if following is None:
                     return pending, count, False
                 count += 1
+                if not sr.stable_paging:
+                    sr.pass_seen.update((r.key, r.source_modified_at) for r in following.records)
+                    sr.pass_problems.update(getattr(p, "key", p) for p in following.problems)
                 if pending is not None:
                     self._commit_page(sr, pending, final=False)
                 pending = following
@@ -478,17 +520,51 @@ class SyncRunner:
                     return None, count, True
 
     def _changed_since(self, sr: _StreamRun, moment: datetime) -> bool:
-        """Whether the ERP lists any record of the stream changed at or after ``moment`` (one request)."""
+        """Whether the ERP lists a record changed at or after ``moment`` that the pass did not read
+        as it is now (the same window as every read: no upper bound). A record stamped ahead of our
+        clock, which the pass read, is no change: it must not make every run read its window again."""
         if sr.spec.cursor_granularity > _PROBE_GRANULARITY:
             return False  # a day-granular filter cannot tell; the next run re-reads the day anyway
         probe: Iterator[Page] = iter(sr.adapter.read(sr.stream, moment, None))
         try:
-            first = next(probe, None)
+            for page in probe:
+                screen_page(page)
+                if any(sr.pass_seen.get(r.key, _UNSEEN) != r.source_modified_at for r in page.records):
+                    return True
+                if any(getattr(p, "key", p) not in sr.pass_problems for p in page.problems):
+                    return True
+            return False
         finally:
             close = getattr(probe, "close", None)
             if close is not None:
                 close()
-        return first is not None and bool(first.records or first.problems)
+
+    def _note_ahead(self, sr: _StreamRun, page: Page) -> None:
+        """Count the page's records stamped further ahead of the connector's clock than the tolerance."""
+        horizon = sr.window.until + timedelta(seconds=self.settings.sync.clock_skew_tolerance_s)
+        for record in page.records:
+            stamp = record.source_modified_at
+            if stamp is None or stamp <= horizon:
+                continue
+            sr.ahead_count += 1
+            sr.ahead_most = max(sr.ahead_most, stamp - sr.window.until)
+            if len(sr.ahead_keys) < 5:
+                sr.ahead_keys.append(record.external_id)
+
+    def _say_clock_skew(self, sr: _StreamRun) -> None:
+        """One warning (and a line in the run's problems) for records stamped ahead of our clock."""
+        if not sr.ahead_count:
+            return
+        shown = ", ".join(sr.ahead_keys) + (" ..." if sr.ahead_count > len(sr.ahead_keys) else "")
+        line = (
+            f"clock skew: {sr.ahead_count} record(s) stamped up to {_lead(sr.ahead_most)} ahead of the "
+            f"connector's clock (more than sync.clock_skew_tolerance_s = "
+            f"{self.settings.sync.clock_skew_tolerance_s}): {shown}; stored at once, the watermark "
+            "stays at the run's start until the clocks agree (check the ERP's and this host's clocks)"
+        )
+        assert sr.run is not None
+        sr.run.problems.append(line)
+        self.reporter.message("warning", line, tenant=sr.tenant, stream=sr.stream)
 
     def _commit_page(self, sr: _StreamRun, page: Page, *, final: bool) -> None:
         """Upsert one page, update the run's counters and, on the last page, the watermark."""
@@ -501,6 +577,8 @@ class SyncRunner:
         )
         if page_max is not None:
             sr.seen_max = page_max if sr.seen_max is None else max(sr.seen_max, page_max)
+            if page_max > sr.window.until:
+                self._note_ahead(sr, page)
         try:
             self._write_page(sr, page, final=final)
         except (StatementError, UnicodeError) as exc:
