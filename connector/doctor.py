@@ -40,7 +40,7 @@ def check_database(settings: Settings) -> CheckResult:
     from connector.db.migrate import current_revisions, head_revisions, upgrade_to_head
 
     url = settings.database_url
-    engine = create_db_engine(url)
+    engine = create_db_engine(url, database=settings.database)
     try:
         check_connection(engine)
         if engine.dialect.name == "sqlite":

@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
 
 def _upgrade(args: argparse.Namespace) -> int:
     settings = load_settings()
-    engine = create_db_engine(settings.database_url)
+    engine = create_db_engine(settings.database_url, database=settings.database)
     check_connection(engine)
     revisions = upgrade_to_head(engine)
     print(f"database {safe_url(settings.database_url)} is at revision {', '.join(revisions)}")
@@ -30,7 +30,7 @@ def _upgrade(args: argparse.Namespace) -> int:
 
 def _current(args: argparse.Namespace) -> int:
     settings = load_settings()
-    engine = create_db_engine(settings.database_url)
+    engine = create_db_engine(settings.database_url, database=settings.database)
     check_connection(engine)
     print(f"applied: {', '.join(current_revisions(engine)) or 'none'}")
     print(f"latest:  {', '.join(head_revisions(engine))}")

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from connector.errors import StoreError
-from connector.settings import Settings
+from connector.settings import DatabaseSettings, Settings
 
 
 def normalise_url(url: str) -> str:
@@ -30,18 +30,41 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.execute("PRAGMA secure_delete=ON")  # deleted rows are zeroed: erased customers leave no bytes
-    cursor.close()
+def _sqlite_pragmas(busy_ms: int) -> Any:
+    def set_pragmas(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+        cursor.execute("PRAGMA secure_delete=ON")  # deleted rows are zeroed: erased customers leave no bytes
+        cursor.close()
+
+    return set_pragmas
 
 
-def create_db_engine(url: str, *, echo: bool = False) -> Engine:
-    """An engine for ``url``; creates the SQLite file's directory when needed."""
+def postgres_deadlines(conf: DatabaseSettings) -> dict[str, Any]:
+    """libpq options that bound every PostgreSQL call: connecting (``connect_timeout_s``), one
+    statement (``statement_timeout_s``, enforced by the server) and a server that stops answering
+    (``dead_server_s``: TCP keepalives, and the kernel's timeout for unacknowledged data)."""
+    dead = conf.dead_server_s
+    args: dict[str, Any] = {
+        "connect_timeout": conf.connect_timeout_s,
+        "keepalives": 1,
+        "keepalives_idle": max(1, dead // 2),
+        "keepalives_interval": max(1, dead // 6),
+        "keepalives_count": 3,
+        "tcp_user_timeout": dead * 1000,
+    }
+    if conf.statement_timeout_s:
+        args["options"] = f"-c statement_timeout={int(conf.statement_timeout_s * 1000)}"
+    return args
+
+
+def create_db_engine(url: str, *, echo: bool = False, database: DatabaseSettings | None = None) -> Engine:
+    """An engine for ``url``; creates the SQLite file's directory when needed. ``database``: the
+    settings whose deadlines the connections get (default: the defaults)."""
+    conf = database or DatabaseSettings()
     url = normalise_url(url)
     if url.startswith("sqlite"):
         db_path = sa.engine.make_url(url).database
@@ -60,14 +83,15 @@ def create_db_engine(url: str, *, echo: bool = False) -> Engine:
             pool_size=5,
             max_overflow=10,
             pool_pre_ping=False,
-            connect_args={"timeout": 30, "check_same_thread": False},
+            connect_args={"timeout": conf.busy_timeout_s, "check_same_thread": False},
             json_serializer=_pg_json,
         )
-        sa.event.listen(engine, "connect", _sqlite_pragmas)
+        sa.event.listen(engine, "connect", _sqlite_pragmas(int(conf.busy_timeout_s * 1000)))
         return engine
     return sa.create_engine(
-        url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5, json_serializer=_pg_json
-    )
+        url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5, json_serializer=_pg_json,
+        connect_args=postgres_deadlines(conf),
+    )  # fmt: skip
 
 
 def _pg_json(value: Any) -> str:
@@ -109,7 +133,7 @@ def engine_for(settings: Settings, *, upgrade: bool | None = None) -> Engine:
     url = settings.database_url
     engine = _engines.get(url)
     if engine is None:
-        engine = create_db_engine(url, echo=settings.database.echo)
+        engine = create_db_engine(url, echo=settings.database.echo, database=settings.database)
         auto = upgrade if upgrade is not None else engine.dialect.name == "sqlite"
         if auto:
             from connector.db.migrate import upgrade_to_head

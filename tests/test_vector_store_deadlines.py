@@ -1,0 +1,78 @@
+"""Every vector-store call has a deadline: a hung Chroma (a black-holed port here: connections are
+accepted, nothing ever answers) costs the caller its deadline, then fails at once; the agent's
+context degrades to the ERP facts with a warning; ``doctor`` reports the store as failed."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from context_fixtures import NOW, StubEpisodic, seed_erp, stub_context
+from sqlalchemy.engine import Engine
+
+from connector.clock import FrozenClock
+from connector.doctor import run_checks
+from connector.episodic.models import CaseHit
+from connector.errors import StoreTimeout
+from connector.memory import Memory
+from connector.settings import ChromaSettings, Settings
+from connector.vectors import ChromaIndex, ChromaStore
+
+
+@pytest.fixture
+def black_hole() -> Iterator[int]:
+    """A port whose connections the kernel accepts and no one ever serves."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        yield int(sock.getsockname()[1])
+
+
+def hung(port: int) -> ChromaSettings:
+    return ChromaSettings(host="127.0.0.1", port=port, read_timeout_s=0.3, timeout_s=0.5)
+
+
+def test_a_hung_server_times_out_then_fails_at_once(black_hole: int) -> None:
+    store = ChromaStore(hung(black_hole), None)
+    with pytest.raises(StoreTimeout, match=r"did not answer opening within 0\.5 s \(chroma\.timeout_s\)"):
+        store.client()
+    with pytest.raises(StoreTimeout, match="is not answering"):  # no second wait
+        store.run("read", "a get", lambda client: None)
+
+
+@dataclass
+class _ChromaRecall(StubEpisodic):
+    """A case recall that reads its vectors from a real index (on the hung server)."""
+
+    index: ChromaIndex | None = None
+
+    def recall(self, customer_id: str, query: str, **kwargs: object) -> list[CaseHit]:
+        assert self.index is not None
+        self.index.vectors(["case-1"])
+        return []
+
+
+def test_a_hung_server_leaves_the_erp_facts_and_a_warning(
+    engine: Engine, settings: Settings, black_hole: int
+) -> None:
+    memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
+    seed_erp(memory)
+    index = ChromaIndex(ChromaStore(hung(black_hole), None), "hung_cases", model_id="m", dimension=3)
+    result = stub_context(memory, _ChromaRecall(index=index)).build("ABARTENDE", "Why was I charged twice?")
+    assert "similar past cases unavailable: StoreTimeout" in result.warnings
+    assert "Bartender Supplies" in result.text and "AR004820" in result.text
+
+
+def test_a_write_to_a_hung_server_is_a_store_timeout(black_hole: int) -> None:
+    index = ChromaIndex(ChromaStore(hung(black_hole), None), "hung_cases", model_id="m", dimension=3)
+    with pytest.raises(StoreTimeout):
+        index.upsert(["a"], np.ones((1, 3), dtype=np.float32), [{"tenant": "t", "customer_id": "c"}])
+
+
+def test_doctor_reports_a_hung_store_as_failed(settings: Settings, black_hole: int) -> None:
+    checked = {r.item: r for r in run_checks(settings.model_copy(update={"chroma": hung(black_hole)}))}
+    assert checked["chroma"].verdict == "fail"
+    assert "did not answer" in checked["chroma"].detail
