@@ -360,9 +360,10 @@ def test_requests_select_expand_and_custom_fields(clock: FrozenClock, fake: Fake
     params = fake.list_requests("Customer")[0].params
     assert params["$select"].split(",")[:3] == ["CustomerID", "CustomerName", "Status"]
     assert "MainContact" not in params["$select"]
-    assert params["$expand"] == (
-        "MainContact/Address,BillingContact/Address,PrimaryContact/Address,Contacts/Contact/Address,"
-        "Attributes,CreditVerificationRules"
+    assert params["$expand"] == (  # nested paths after their parents, as Acumatica documents $expand
+        "MainContact,MainContact/Address,BillingContact,BillingContact/Address,PrimaryContact,"
+        "PrimaryContact/Address,Contacts,Contacts/Contact,Contacts/Contact/Address,Attributes,"
+        "CreditVerificationRules"
     )
     assert params["$custom"] == "Document.AttrPOREQ"
     for record in records:

@@ -81,10 +81,18 @@ class AcumaticaStream:
         return tuple(name for name in self.select if name in defined and name not in others)
 
     def expand_at(self, version: str | None) -> tuple[str, ...]:
-        """``expand`` paths whose every step endpoint ``version`` defines."""
-        if version is None or self._defined(version) is None:
-            return self.expand
-        return tuple(path for path in self.expand if contract.resolve(version, self.entity, path) is not None)
+        """The ``$expand`` items for endpoint ``version``: each catalogued path whose every step the
+        version defines, preceded by its parents (``MainContact,MainContact/Address``), as Acumatica
+        documents nested expansion; a version without a contract gets every path."""
+        known = version is not None and self._defined(version) is not None
+        items: dict[str, None] = {}
+        for path in self.expand:
+            if known and contract.resolve(str(version), self.entity, path) is None:
+                continue
+            steps = path.split("/")
+            for end in range(1, len(steps) + 1):
+                items["/".join(steps[:end])] = None
+        return tuple(items)
 
     def external_id(self, record: Mapping[str, Any]) -> str:
         """The canonical external id: the key values joined by "/" (``Invoice/AR004821``). A select
