@@ -6,20 +6,31 @@ working memory (the conversation, pruned), merged by ``build_context`` into one 
 
 from __future__ import annotations
 
+import importlib
 import threading
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from connector.context.models import ContextItem, ContextResult, ContextSection
+from connector.episodic.models import CaseHit, InvalidCaseError, RecordedCase
 from connector.errors import (
     AlreadyRunning,
     ConfigError,
     ConnectorError,
     EmbeddingModelMismatch,
+    ErasedCustomerError,
+    ErasureIncomplete,
     ERPAuthError,
     ERPError,
     ERPNotFound,
     ERPProtocolError,
     ERPRateLimited,
+    ERPRequestError,
+    ERPServerError,
+    ERPTransportError,
     LLMError,
+    LockLost,
     ScopeError,
     StoreBusy,
     StoreError,
@@ -29,33 +40,78 @@ from connector.errors import (
 )
 from connector.settings import Settings, load_settings
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from datetime import datetime
+# The names above are what the module functions' hints name (from light modules: dataclasses,
+# exceptions, settings), imported for real so typing.get_type_hints resolves them at run time. The
+# names below load on first access (``__getattr__``), so ``import connector`` stays cheap: some pull in
+# SQLAlchemy, Chroma or the embedder.
+_LAZY = {
+    "Memory": "connector.memory",
+    "DocumentDetail": "connector.context.lookup",
+    "UnknownDocumentError": "connector.context.lookup",
+    "RebuildReport": "connector.episodic.rebuild",
+    "ContextInputError": "connector.context.query",
+    "InvalidRecallError": "connector.conversations.models",
+    "TurnHit": "connector.conversations.models",
+    "FactError": "connector.facts.models",
+    "LearnedFact": "connector.facts.models",
+    "InvalidTurnError": "connector.working.models",
+    "PinnedValue": "connector.working.models",
+    "Turn": "connector.working.models",
+    "UnknownSessionError": "connector.working.models",
+}
 
-    from connector.context import ContextResult
-    from connector.episodic.models import CaseHit, RecordedCase
+if TYPE_CHECKING:
+    from connector.context.lookup import DocumentDetail, UnknownDocumentError
+    from connector.context.query import ContextInputError
+    from connector.conversations.models import InvalidRecallError, TurnHit
+    from connector.episodic.rebuild import RebuildReport
+    from connector.facts.models import FactError, LearnedFact
     from connector.memory import Memory
+    from connector.working.models import InvalidTurnError, PinnedValue, Turn, UnknownSessionError
 
 __all__ = [
     "AlreadyRunning",
+    "CaseHit",
     "ConfigError",
     "ConnectorError",
+    "ContextInputError",
+    "ContextItem",
+    "ContextResult",
+    "ContextSection",
+    "DocumentDetail",
     "ERPAuthError",
     "ERPError",
     "ERPNotFound",
     "ERPProtocolError",
     "ERPRateLimited",
+    "ERPRequestError",
+    "ERPServerError",
+    "ERPTransportError",
     "EmbeddingModelMismatch",
+    "ErasedCustomerError",
+    "ErasureIncomplete",
+    "FactError",
+    "InvalidCaseError",
+    "InvalidRecallError",
+    "InvalidTurnError",
     "LLMError",
+    "LearnedFact",
+    "LockLost",
     "Memory",
+    "PinnedValue",
+    "RebuildReport",
+    "RecordedCase",
     "ScopeError",
     "Settings",
     "StoreBusy",
     "StoreError",
     "StoreTimeout",
     "SyncError",
+    "Turn",
+    "TurnHit",
     "UnknownCustomerError",
+    "UnknownDocumentError",
+    "UnknownSessionError",
     "abuild_context",
     "build_context",
     "forget",
@@ -89,8 +145,10 @@ def build_context(
     as_of: datetime | None = None,
     party_kind: str = "customer",
 ) -> ContextResult:
-    """The agent's context for one customer and query, from the configured stores (see ContextBuilder)."""
-    return _memory().context.build(
+    """The agent's context for one customer and query, from the configured stores (see
+    :meth:`Memory.build_context`). A store that fails raises :class:`StoreError`, bad input
+    :class:`ScopeError` or :class:`ContextInputError`: never a database driver's own error."""
+    return _memory().build_context(
         customer_id,
         query,
         session_id=session_id,
@@ -111,8 +169,8 @@ async def abuild_context(
     as_of: datetime | None = None,
     party_kind: str = "customer",
 ) -> ContextResult:
-    """Async :func:`build_context` for async agents."""
-    return await _memory().context.abuild(
+    """Async :func:`build_context` for async agents; raises the same errors."""
+    return await _memory().abuild_context(
         customer_id,
         query,
         session_id=session_id,
@@ -167,9 +225,7 @@ def forget(customer_id: str, *, tenant: str | None = None) -> dict[str, int]:
 
 
 def __getattr__(name: str) -> Any:
-    # ``Memory`` is imported lazily so ``import connector`` stays cheap (no SQLAlchemy engine, no ONNX).
-    if name == "Memory":
-        from connector.memory import Memory
-
-        return Memory
+    home = _LAZY.get(name)
+    if home is not None:
+        return getattr(importlib.import_module(home), name)
     raise AttributeError(f"module 'connector' has no attribute {name!r}")

@@ -31,45 +31,49 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
 from connector.clock import Clock, SystemClock
+from connector.context.lookup import DocumentDetail
+from connector.context.models import ContextResult
+from connector.conversations.importer import ImportReport
+from connector.conversations.models import TurnHit
+from connector.conversations.recall import RecallOptions
 from connector.customer_ids import CustomerIds
 from connector.db.engine import engine_for
+from connector.embeddings.base import Embedder
+from connector.episodic.models import CaseHit, RecordedCase
+from connector.episodic.rebuild import RebuildReport
+from connector.erp.protocol import AdapterFactory
 from connector.errors import ErasureIncomplete, StoreError
+from connector.facts.models import LearnedFact
 from connector.failures import database_errors, translated, translated_async
 from connector.llm import LLMClient, make_llm
 from connector.scope import Scope, tenant_or_default
+from connector.semantic.history_reads import ErpChange
 from connector.settings import Settings, load_settings
+from connector.sync.progress import Reporter
+from connector.sync.runner import SyncRunner
+from connector.sync.signals import StopFlag
 from connector.telemetry import CREATE_MEMORY, DELETE_MEMORY, SEARCH_MEMORY, UPDATE_MEMORY, traced_memory
+from connector.working.models import PinnedValue, Turn
 
+# The types the public methods' signatures name are imported for real (each from a light module: a
+# package's __init__ imports its parts lazily), so typing.get_type_hints resolves them at run time
+# (pydantic, FastAPI, typeguard); the parts' own classes stay behind TYPE_CHECKING.
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from connector.background import BackgroundJobs
-    from connector.context import ContextBuilder, ContextResult
-    from connector.context.lookup import DocumentDetail
-    from connector.conversations import ConversationMemory, RecallOptions, TurnHit
-    from connector.conversations.importer import ImportReport
-    from connector.embeddings import MiniLMEmbedder, OpenAIEmbedder
-    from connector.embeddings.base import Embedder
+    from connector.context import ContextBuilder
+    from connector.conversations import ConversationMemory
     from connector.episodic import EpisodicMemory
-    from connector.episodic.models import CaseHit, RecordedCase
-    from connector.episodic.rebuild import RebuildReport
     from connector.erasure import Erasures
-    from connector.erp.protocol import AdapterFactory
     from connector.facts import FactStore
-    from connector.facts.models import LearnedFact
     from connector.semantic.history import ErpHistory
-    from connector.semantic.history_reads import ErpChange
-    from connector.sync.progress import Reporter
-    from connector.sync.runner import SyncRunner
-    from connector.sync.signals import StopFlag
     from connector.vectors import ChromaEraser, ChromaIndex, ChromaStore
     from connector.working import WorkingMemory
-    from connector.working.models import PinnedValue, Turn
 
 _AUTO: Any = object()
 
@@ -84,11 +88,17 @@ class Memory:
         clock: Clock | None = None,
         llm: LLMClient | None = _AUTO,
         engine: Engine | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
+        """``llm``, ``engine`` and ``embedder``, when given, are used instead of the ones the settings
+        describe and stay the caller's: :meth:`close` does not close them. ``llm=None`` is the non-LLM
+        mode whatever the settings say; ``embedder`` is any :class:`~connector.embeddings.base.Embedder`
+        (``model_id``, ``dimension``, ``embed``), and an index built with another model refuses it."""
         self.settings = settings if settings is not None else load_settings()
         self.clock: Clock = clock or SystemClock()
         self._llm = llm
         self._engine = engine
+        self._embedder = embedder
 
     # Lifetime --------------------------------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -115,7 +125,7 @@ class Memory:
         for name in ("facts", "working", "erasures"):
             built.pop(name, None)
         embedder = built.pop("embedder", None)
-        if embedder is not None:
+        if embedder is not None and self._embedder is None:
             embedder.close()
         store = built.pop("vector_store", None)
         if store is not None:
@@ -151,7 +161,10 @@ class Memory:
         return tenant_or_default(tenant, self.default_tenant)
 
     @cached_property
-    def embedder(self) -> MiniLMEmbedder | OpenAIEmbedder:
+    def embedder(self) -> Embedder:
+        """The embedder handed in, else a new one of the configured kind (offline MiniLM or OpenAI)."""
+        if self._embedder is not None:
+            return self._embedder
         from connector.embeddings import embedder_for
 
         return embedder_for(self.settings)

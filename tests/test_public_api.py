@@ -10,13 +10,27 @@ import connector
 # Each exported name and the module that defines it: ``connector.X`` must be that very object.
 ERRORS = (
     "AlreadyRunning", "ConfigError", "ConnectorError", "ERPAuthError", "ERPError", "ERPNotFound",
-    "ERPProtocolError", "ERPRateLimited", "EmbeddingModelMismatch", "LLMError", "ScopeError",
-    "StoreBusy", "StoreError", "StoreTimeout", "SyncError", "UnknownCustomerError",
+    "ERPProtocolError", "ERPRateLimited", "ERPRequestError", "ERPServerError", "ERPTransportError",
+    "EmbeddingModelMismatch", "ErasedCustomerError", "ErasureIncomplete", "LLMError", "LockLost",
+    "ScopeError", "StoreBusy", "StoreError", "StoreTimeout", "SyncError", "UnknownCustomerError",
 )  # fmt: skip
+# What the calls return, and the errors of bad input each area raises, next to its models.
+RESULTS = {
+    "ContextResult": "connector.context.models", "ContextSection": "connector.context.models",
+    "ContextItem": "connector.context.models", "ContextInputError": "connector.context.query",
+    "DocumentDetail": "connector.context.lookup", "UnknownDocumentError": "connector.context.lookup",
+    "CaseHit": "connector.episodic.models", "RecordedCase": "connector.episodic.models",
+    "InvalidCaseError": "connector.episodic.models", "RebuildReport": "connector.episodic.rebuild",
+    "TurnHit": "connector.conversations.models", "InvalidRecallError": "connector.conversations.models",
+    "Turn": "connector.working.models", "PinnedValue": "connector.working.models",
+    "InvalidTurnError": "connector.working.models", "UnknownSessionError": "connector.working.models",
+    "LearnedFact": "connector.facts.models", "FactError": "connector.facts.models",
+}  # fmt: skip
 FUNCTIONS = ("abuild_context", "build_context", "forget", "recall_cases", "record_case")
 HOMES = {
     **dict.fromkeys(ERRORS, "connector.errors"),
     **dict.fromkeys(FUNCTIONS, "connector"),
+    **RESULTS,
     "Memory": "connector.memory",
     "Settings": "connector.settings",
     "load_settings": "connector.settings",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from connector.context.builder import ContextBuilder
-from connector.context.lookup import DocumentDetail, DocumentLine, UnknownDocumentError
-from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
-from connector.context.query import ContextInputError
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from connector.context.builder import ContextBuilder
+    from connector.context.lookup import DocumentDetail, DocumentLine, UnknownDocumentError
+    from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
+    from connector.context.query import ContextInputError
 
 __all__ = [
     "SECTION_ORDER",
@@ -18,3 +22,24 @@ __all__ = [
     "DocumentLine",
     "UnknownDocumentError",
 ]
+
+# Each name's module, imported on first access: importing the package (or one light submodule of it,
+# such as its models) stays cheap, so type hints can name its types at run time.
+_HOMES = {
+    "ContextBuilder": "connector.context.builder",
+    "DocumentDetail": "connector.context.lookup",
+    "DocumentLine": "connector.context.lookup",
+    "UnknownDocumentError": "connector.context.lookup",
+    "SECTION_ORDER": "connector.context.models",
+    "ContextItem": "connector.context.models",
+    "ContextResult": "connector.context.models",
+    "ContextSection": "connector.context.models",
+    "ContextInputError": "connector.context.query",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

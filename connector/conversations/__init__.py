@@ -3,9 +3,13 @@ recalled with their neighbouring turns by the same hybrid (BM25 + dense) ranking
 
 from __future__ import annotations
 
-from connector.conversations.memory import ConversationMemory
-from connector.conversations.models import ConversationRetention, IndexReport, InvalidRecallError, TurnHit
-from connector.conversations.recall import MAX_K, PROFILES, RecallOptions
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from connector.conversations.memory import ConversationMemory
+    from connector.conversations.models import ConversationRetention, IndexReport, InvalidRecallError, TurnHit
+    from connector.conversations.recall import MAX_K, PROFILES, RecallOptions
 
 __all__ = [
     "MAX_K",
@@ -17,3 +21,23 @@ __all__ = [
     "RecallOptions",
     "TurnHit",
 ]
+
+# Each name's module, imported on first access: importing the package (or one light submodule of it,
+# such as its models) stays cheap, so type hints can name its types at run time.
+_HOMES = {
+    "ConversationMemory": "connector.conversations.memory",
+    "ConversationRetention": "connector.conversations.models",
+    "IndexReport": "connector.conversations.models",
+    "InvalidRecallError": "connector.conversations.models",
+    "TurnHit": "connector.conversations.models",
+    "MAX_K": "connector.conversations.recall",
+    "PROFILES": "connector.conversations.recall",
+    "RecallOptions": "connector.conversations.recall",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

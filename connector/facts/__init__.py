@@ -5,16 +5,22 @@ workflow), merges repeats, consolidates sessions into facts with one LLM call pe
 importance by elapsed days. Facts about values the ERP holds are never stored.
 """
 
-from connector.facts.models import (
-    ConsolidationReport,
-    DecayReport,
-    DroppedFact,
-    FactError,
-    JobOutcome,
-    LearnedFact,
-)
-from connector.facts.scope import FactScope
-from connector.facts.store import FactStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from connector.facts.models import (
+        ConsolidationReport,
+        DecayReport,
+        DroppedFact,
+        FactError,
+        JobOutcome,
+        LearnedFact,
+    )
+    from connector.facts.scope import FactScope
+    from connector.facts.store import FactStore
 
 __all__ = [
     "ConsolidationReport",
@@ -26,3 +32,23 @@ __all__ = [
     "JobOutcome",
     "LearnedFact",
 ]
+
+# Each name's module, imported on first access: importing the package (or one light submodule of it,
+# such as its models) stays cheap, so type hints can name its types at run time.
+_HOMES = {
+    "ConsolidationReport": "connector.facts.models",
+    "DecayReport": "connector.facts.models",
+    "DroppedFact": "connector.facts.models",
+    "FactError": "connector.facts.models",
+    "JobOutcome": "connector.facts.models",
+    "LearnedFact": "connector.facts.models",
+    "FactScope": "connector.facts.scope",
+    "FactStore": "connector.facts.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

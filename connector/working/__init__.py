@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from connector.working.models import (
-    FoldResult,
-    InvalidTurnError,
-    NewTurn,
-    PinnedValue,
-    SessionInfo,
-    SessionState,
-    Turn,
-    UnknownSessionError,
-)
-from connector.working.store import WorkingMemory, read_state
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from connector.working.models import (
+        FoldResult,
+        InvalidTurnError,
+        NewTurn,
+        PinnedValue,
+        SessionInfo,
+        SessionState,
+        Turn,
+        UnknownSessionError,
+    )
+    from connector.working.store import WorkingMemory, read_state
 
 __all__ = [
     "FoldResult",
@@ -26,3 +30,25 @@ __all__ = [
     "WorkingMemory",
     "read_state",
 ]
+
+# Each name's module, imported on first access: importing the package (or one light submodule of it,
+# such as its models) stays cheap, so type hints can name its types at run time.
+_HOMES = {
+    "FoldResult": "connector.working.models",
+    "InvalidTurnError": "connector.working.models",
+    "NewTurn": "connector.working.models",
+    "PinnedValue": "connector.working.models",
+    "SessionInfo": "connector.working.models",
+    "SessionState": "connector.working.models",
+    "Turn": "connector.working.models",
+    "UnknownSessionError": "connector.working.models",
+    "WorkingMemory": "connector.working.store",
+    "read_state": "connector.working.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
