@@ -554,14 +554,35 @@ class Memory:
     @traced_memory(SEARCH_MEMORY, "erp_documents", "customer")
     @translated
     def lookup_document(
-        self, customer_id: str, number: str, *, tenant: str | None = None, party_kind: str = "customer"
+        self,
+        customer_id: str,
+        number: str,
+        *,
+        tenant: str | None = None,
+        party_kind: str = "customer",
+        as_of: datetime | None = None,
     ) -> DocumentDetail:
         """One document of this customer (or vendor) with its lines, by number in any common
-        spelling; raises UnknownDocumentError, the same for another party's document as for none."""
-        from connector.context.lookup import lookup_document
+        spelling; raises UnknownDocumentError, the same for another party's document as for none.
+        ``as_of``: its status, amounts, balance and dates as they stood then (from the ERP change
+        history; a document dated later did not exist yet)."""
+        from connector.context.lookup import UnknownDocumentError, lookup_document
 
         scope = Scope.of(self.tenant_name(tenant), customer_id)
-        return lookup_document(self.engine, scope, number, party_kind=party_kind)
+        found = lookup_document(self.engine, scope, number, party_kind=party_kind)
+        if as_of is None:
+            return found
+        from connector.context.as_of import document_detail_as_of
+        from connector.context.query import ContextInputError
+        from connector.db.reads import read_connection
+
+        if as_of.tzinfo is None or as_of.utcoffset() is None:
+            raise ContextInputError("as_of must be a timezone-aware datetime")
+        with read_connection(self.engine) as conn:
+            then = document_detail_as_of(conn, found, as_of)
+        if then is None:
+            raise UnknownDocumentError(number, party_kind, scope.customer_id, scope.tenant, [])
+        return then  # type: ignore[no-any-return]
 
     @traced_memory(DELETE_MEMORY, None, "customer")
     @translated

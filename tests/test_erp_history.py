@@ -51,6 +51,7 @@ def invoice(number: str, modified: datetime, **values: object) -> DocumentRecord
         currency="USD",
         amount=Decimal("1250.00"),
         balance=Decimal("1250.00"),
+        doc_date=date(2026, 3, 1),
         due_date=date(2026, 3, 31),
         source_modified_at=modified,
     )
@@ -342,3 +343,59 @@ def test_the_section_is_budgeted_like_every_other(
     assert result.token_count <= 400
     section = next(s for s in result.sections if s.name == "erp_changes")
     assert section.tokens <= 400 and section.dropped + len(section.items) >= 1
+
+
+# Facts as of a date -------------------------------------------------------------------------------
+def test_a_context_as_of_a_past_date_shows_the_facts_and_documents_as_they_stood(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    week_ago = clock.now() - timedelta(days=7)
+    paid = clock.now() - timedelta(days=3)
+    erp.put("Customer", customer("C001", paid, credit_limit=Decimal("80000"), status="On Hold"))
+    erp.put("Invoice", invoice("INV-004821", paid, balance=Decimal("0.00"), status="Closed", is_open=False))
+    sync(memory, erp, clock)
+
+    now = memory.build_context("C001", "open invoices?", tenant="acme")
+    then = memory.build_context("C001", "open invoices?", tenant="acme", as_of=week_ago)
+
+    assert "80,000.00" in now.text and "INV-004821" not in section_text(now.text, "Open documents")
+    assert "50,000.00" in then.text and "On Hold" not in section_text(then.text, "ERP facts")
+    assert "INV-004821" in section_text(then.text, "Open documents")
+    assert any("rebuilt from the change history" in w for w in then.warnings)
+    assert "## Recent ERP changes" not in then.text  # the changes came after that date
+
+
+def test_a_context_as_of_a_date_before_the_first_sync_says_so(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    result = memory.build_context("C001", "status?", tenant="acme", as_of=clock.now() - timedelta(days=400))
+    assert any("before the first sync" in w for w in result.warnings)
+
+
+def section_text(text: str, title: str) -> str:
+    return text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+def test_lookup_document_as_of_a_date_gives_its_values_then(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    from connector.context import UnknownDocumentError
+
+    memory = make_memory(engine, clock)
+    sync(memory, erp, clock)
+    before = clock.now() - timedelta(minutes=1)
+    erp.put(
+        "Invoice", invoice("INV-004821", clock.now(), balance=Decimal("0.00"), status="Closed", is_open=False)
+    )
+    sync(memory, erp, clock)
+
+    now = memory.lookup_document("C001", "INV-004821", tenant="acme")
+    then = memory.lookup_document("C001", "INV-004821", tenant="acme", as_of=before)
+    assert (now.balance, now.status, now.is_open) == (Decimal("0.00"), "Closed", False)
+    assert (then.balance, then.status, then.is_open) == (Decimal("1250"), "Open", True)
+    with pytest.raises(UnknownDocumentError):  # dated after that day: it did not exist yet
+        memory.lookup_document("C001", "INV-004821", tenant="acme", as_of=datetime(2026, 1, 1, tzinfo=UTC))

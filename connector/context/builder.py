@@ -8,6 +8,7 @@ output (and a stable prefix for prompt caching). Stateless over the stores.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,7 @@ from sqlalchemy.engine import Engine
 
 from connector.clock import Clock
 from connector.context import candidates as cand
+from connector.context.as_of import changes_after, documents_as_of, first_sync, party_as_of, totals_of
 from connector.context.budget import Allocation, Chosen, Costs, KeptCosts, allocate
 from connector.context.changes import change_items, read_changes
 from connector.context.documents import (
@@ -204,6 +206,10 @@ class ContextBuilder:
             streams = stream_freshness(conn, scope.tenant)
             totals = document_totals(*owner, day)
             ranked = ranked_documents(*owner, day, cfg.max_open_documents)
+            rebuilt = as_of is not None and self._rebuilds(as_of, facts.party.synced_at, streams)
+            if rebuilt:
+                assert as_of is not None
+                facts, named, ranked, totals = self._as_of(conn, owner, as_of, facts, named, warnings)
             timings["erp"] = _ms(step)
             step = time.perf_counter()
             changes = None
@@ -236,7 +242,7 @@ class ContextBuilder:
         # Every section but the recalled ones is built and costed while the query is embedded and
         # the turn recall runs.
         step = time.perf_counter()
-        erp_as_of = max([facts.party.synced_at, *(ts for _, ts in streams)])
+        erp_as_of = today if rebuilt else max([facts.party.synced_at, *(ts for _, ts in streams)])
         stale = self._staleness(today, erp_as_of, streams)
         erp = self._erp_kind(scope.tenant)
         summary, older_lines = cand.summary_items(state, budget * 12) if state else ([], 0)
@@ -306,6 +312,41 @@ class ContextBuilder:
             as_of=as_of,
             party_kind=party_kind,
         )
+
+    def _rebuilds(self, as_of: datetime, synced: datetime, streams: Sequence[tuple[str, datetime]]) -> bool:
+        """Whether the facts are rebuilt as of a past date: history is on and ``as_of`` is before
+        the last sync (at or after it, the stored facts are what was known then)."""
+        history = self.history
+        return history is not None and history.enabled and as_of < max([synced, *(ts for _, ts in streams)])
+
+    def _as_of(
+        self,
+        conn: Any,
+        owner: tuple[Any, str, str, str],
+        as_of: datetime,
+        facts: Any,
+        named: list[OpenDocument],
+        warnings: list[str],
+    ) -> tuple[Any, list[OpenDocument], list[OpenDocument], list[KindTotal]]:
+        """The party's facts, named and ranked documents and totals as they stood at ``as_of``."""
+        tenant = owner[1]
+        undo = changes_after(*owner, as_of)
+        documents = documents_as_of(*owner, as_of, undo)
+        day = as_of.astimezone(UTC).date()
+        then = {d.external_id: d for d in documents}
+        named = [then.get(d.external_id, d) for d in named if d.doc_date is None or d.doc_date <= day]
+        warnings.append(
+            f"ERP facts and open documents as of {as_of.astimezone(UTC):%Y-%m-%d %H:%M} UTC, rebuilt from "
+            "the change history (tracked fields only; other fields show their current value)"
+        )
+        first = first_sync(conn, tenant)
+        if first is not None and as_of < first:
+            warnings.append(
+                f"{as_of.astimezone(UTC):%Y-%m-%d} is before the first sync ({first:%Y-%m-%d}): "
+                "the facts shown are those the first sync saw"
+            )
+        party = dataclasses.replace(facts, party=party_as_of(facts.party, undo))
+        return party, named, documents[: self.settings.max_open_documents], totals_of(documents, day)
 
     def _erp_kind(self, tenant: str) -> str | None:
         """``acumatica`` or ``sap`` for a configured tenant; None for one the settings do not name."""
