@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""How fast does a conversation history import? Turns/s of ``Memory.import_conversations`` (a JSON
+Lines file in, every turn recallable when it returns) beside the embedder alone on the same texts.
+
+Two sets, each imported into a fresh SQLite store and embedded Chroma per run:
+
+- ``chat``: distinct chat-length turns (about 15-45 words, up to ~60 tokens), ``--customers`` x
+  ``--sessions`` x ``--turns``, dated within the last 90 days;
+- ``longmemeval``: the haystack sessions of the first ``--lme-questions`` questions of the dev split
+  (``../shared/data/longmemeval_dev.json.gz``), each haystack session once, under its question's
+  customer, with its own date (long assistant turns).
+
+Each run times the import (file parsing, checks, writes, folds, indexing) and then, in the same
+process with the same warmed model, the embedder alone on exactly the texts the indexer embedded.
+Runs alternate the two; medians are reported with the load average. Issue 26's bars: the chat set
+at >= 300 turns/s, the long set at >= 0.8x the embedder alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from connector.clock import FrozenClock  # noqa: E402
+from connector.conversations.indexer import indexed_text  # noqa: E402
+from connector.db.engine import create_db_engine  # noqa: E402
+from connector.db.migrate import upgrade_to_head  # noqa: E402
+from connector.memory import Memory  # noqa: E402
+from connector.settings import ChromaSettings, ConversationSettings, RetentionSettings, Settings  # noqa: E402
+
+# ../shared/data beside the main checkout (a worktree sits one level deeper).
+LME = (
+    next(
+        (p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if (p / "data").is_dir()),
+        ROOT.parent / "shared",
+    )
+    / "data"
+    / "longmemeval_dev.json.gz"
+)
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+WORDS = " ".join(
+    (
+        "invoice order delivery pallet warehouse credit payment terms discount shipment carrier dock",
+        "freight refund balance statement overdue reminder contract price quote lead time backorder",
+        "return damaged label account contact address schedule Monday Friday morning afternoon urgent",
+        "please thanks could would check confirm update change cancel split partial complete approve",
+    )
+).split()
+
+
+def chat_records(rng: random.Random, customers: int, sessions: int, turns: int) -> list[dict[str, Any]]:
+    """Distinct chat-length turns: random words with a running number, so no two texts are equal."""
+    out: list[dict[str, Any]] = []
+    n = 0
+    for c in range(customers):
+        for s in range(sessions):
+            start = NOW - timedelta(days=rng.randint(1, 90), minutes=rng.randint(0, 600))
+            for t in range(turns):
+                n += 1
+                words = rng.choices(WORDS, k=rng.randint(15, 45))
+                words.insert(rng.randint(0, len(words)), f"#{n}")
+                text = " ".join(words).capitalize() + "."
+                out.append({
+                    "customer": f"CUST{c:04d}", "session": f"CUST{c:04d}/chat-{s}",
+                    "role": "user" if t % 2 == 0 else "assistant", "content": text,
+                    "occurred_at": (start + timedelta(minutes=t)).isoformat(), "external_id": f"m{n}",
+                })  # fmt: skip
+    return out
+
+
+def lme_records(questions: int) -> tuple[list[dict[str, Any]], datetime]:
+    """The dev split's haystack sessions (each once), dated as the benchmark dates them."""
+    with gzip.open(LME) as packed:
+        data = json.loads(packed.read())
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    latest = datetime(2000, 1, 1, tzinfo=UTC)
+    for q in data[:questions]:
+        customer = f"lme-{q['question_id']}"
+        sessions = zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"], strict=True)
+        for sid, date, session in sessions:
+            if sid in seen:
+                continue
+            seen.add(sid)
+            start = datetime.strptime(date.split(" (")[0] + " " + date.split(") ")[1], "%Y/%m/%d %H:%M")
+            start = start.replace(tzinfo=UTC)
+            latest = max(latest, start)
+            for i, turn in enumerate(session):
+                out.append({
+                    "customer": customer, "session": f"{customer}/{sid}", "role": turn["role"],
+                    "content": turn["content"], "occurred_at": (start + timedelta(seconds=i)).isoformat(),
+                    "external_id": f"{sid}:{i}",
+                })  # fmt: skip
+    return out, latest + timedelta(days=1)
+
+
+def one_run(workdir: Path, path: Path, now: datetime, texts: list[str]) -> tuple[float, float, Any]:
+    """(import turns/s, embedder-alone texts/s, import report) in one fresh store."""
+    workdir.mkdir()
+    settings = Settings(
+        data_dir=workdir / "data", chroma=ChromaSettings(path=workdir / "chroma"),
+        conversations=ConversationSettings(enabled=True), retention=RetentionSettings(episodic_days=36500),
+    )  # fmt: skip
+    engine = create_db_engine(f"sqlite:///{workdir / 'import.sqlite3'}")
+    upgrade_to_head(engine)
+    with Memory(settings, clock=FrozenClock(now), llm=None, engine=engine) as memory:
+        memory.embedder.embed(["warm up the model"])
+        memory.conversations.index  # noqa: B018 - open the collection before timing
+        started = time.perf_counter()
+        report = memory.import_conversations(path, allow_unknown_customers=True)
+        import_s = time.perf_counter() - started
+        started = time.perf_counter()
+        memory.embedder.embed(texts)
+        alone_s = time.perf_counter() - started
+    engine.dispose()
+    return report.turns / import_s, len(texts) / alone_s, report
+
+
+def bench(name: str, records: list[dict[str, Any]], now: datetime, runs: int, tmp: Path) -> dict[str, Any]:
+    path = tmp / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    texts = [t for r in records if (t := indexed_text(r["role"], r["content"])) is not None]
+    imports, alone = [], []
+    report = None
+    for run in range(runs):
+        rate, embed_rate, report = one_run(tmp / f"{name}-{run}", path, now, texts)
+        imports.append(rate)
+        alone.append(embed_rate)
+        print(
+            f"{name} run {run + 1}: import {rate:.1f} turns/s, embedder alone {embed_rate:.1f} texts/s",
+            flush=True,
+        )
+    assert report is not None
+    chars = sorted(len(t) for t in texts)
+    return {
+        "turns": len(records), "embedded_texts": len(texts), "median_chars": chars[len(chars) // 2],
+        "indexed": report.indexed, "archived": report.archived,
+        "import_turns_per_s": round(statistics.median(imports), 1),
+        "embedder_alone_texts_per_s": round(statistics.median(alone), 1),
+        "import_vs_embedder": round(statistics.median(imports) / statistics.median(alone), 3),
+        "runs": [round(r, 1) for r in imports], "alone_runs": [round(r, 1) for r in alone],
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--customers", type=int, default=20)
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--lme-questions", type=int, default=3, help="0: skip the long-turn set")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    load = os.getloadavg()[0]
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
+        chat = chat_records(random.Random(args.seed), args.customers, args.sessions, args.turns)
+        results["chat"] = bench("chat", chat, NOW, args.runs, Path(tmp))
+        if args.lme_questions and LME.exists():
+            records, now = lme_records(args.lme_questions)
+            results["longmemeval"] = bench("longmemeval", records, now, args.runs, Path(tmp))
+    for name, r in results.items():
+        print(
+            f"{name:<12} {r['turns']:>6} turns (median {r['median_chars']} chars): import "
+            f"{r['import_turns_per_s']:.1f} turns/s, embedder alone {r['embedder_alone_texts_per_s']:.1f} "
+            f"texts/s, ratio {r['import_vs_embedder']:.2f}"
+        )
+    load_after = os.getloadavg()[0]
+    print(json.dumps({"bench": "import", "load": [round(load, 2), round(load_after, 2)], **results}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
