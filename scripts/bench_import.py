@@ -11,7 +11,8 @@ Two sets, each imported into a fresh SQLite store and embedded Chroma per run:
   customer, with its own date (long assistant turns).
 
 Each run times the import (file parsing, checks, writes, folds, indexing) and then, in the same
-process with the same warmed model, the embedder alone on exactly the texts the indexer embedded.
+process with the same warmed model, the embedder alone on exactly the texts the indexer embedded
+(each turn's text and the further parts of a long turn).
 Runs alternate the two; medians are reported with the load average. Issue 26's bars: the chat set
 at >= 300 turns/s, the long set at >= 0.8x the embedder alone.
 """
@@ -36,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from connector.clock import FrozenClock  # noqa: E402
 from connector.conversations.indexer import indexed_text  # noqa: E402
+from connector.conversations.parts import part_texts  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
 from connector.memory import Memory  # noqa: E402
@@ -132,7 +134,13 @@ def one_run(workdir: Path, path: Path, now: datetime, texts: list[str]) -> tuple
 def bench(name: str, records: list[dict[str, Any]], now: datetime, runs: int, tmp: Path) -> dict[str, Any]:
     path = tmp / f"{name}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    texts = [t for r in records if (t := indexed_text(r["role"], r["content"])) is not None]
+    # Exactly what the indexer embeds: each indexed turn's text, then its further parts' (long turns).
+    texts = [
+        x
+        for r in records
+        if (t := indexed_text(r["role"], r["content"])) is not None
+        for x in (t, *part_texts(t))
+    ]
     imports, alone = [], []
     report = None
     for run in range(runs):
