@@ -18,6 +18,7 @@ from connector.commands import (
     context,
     conversations,
     db,
+    demo,
     doctor,
     episodic,
     fake_erp,
@@ -39,7 +40,7 @@ from connector.settings import Settings, TelemetrySettings, load_settings
 
 # Each provides register(subparsers); this order is the order of `connector --help`.
 COMMAND_MODULES = (
-    db, doctor, fake_erp, sync, schedule, episodic, conversations, maintenance, context, forget, mcp,
+    demo, db, doctor, fake_erp, sync, schedule, episodic, conversations, maintenance, context, forget, mcp,
 )  # fmt: skip
 
 EXIT_OK = 0

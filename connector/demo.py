@@ -1,11 +1,11 @@
 """The main job on embedded defaults, end to end, with no API key and no network.
 
-``scripts/demo`` runs this: it serves a fake Acumatica and a fake SAP on loopback (generated,
-seeded data), syncs both into SQLite under ``.data/demo`` with progress shown, records resolved
-cases, a learned fact and a short conversation with a tool call, and prints the agent context for
-an invoice dispute, an order status, a vendor's terms and a SAP customer's open balance (from SAP's
-open items: SAP billing documents carry none). Re-running it is safe: the second sync
-is incremental and finds nothing new, recorded cases and turns are idempotent.
+``connector demo`` (``scripts/demo`` in a checkout) runs this: it serves a fake Acumatica and a fake
+SAP on loopback (generated, seeded data), syncs both into SQLite under ``.data/demo`` with progress
+shown, records resolved cases, a learned fact and a short conversation with a tool call, and prints
+the agent context for an invoice dispute, an order status, a vendor's terms and a SAP customer's
+open balance (from SAP's open items: SAP billing documents carry none). Re-running it is safe: the
+second sync is incremental and finds nothing new, recorded cases and turns are idempotent.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.table import Table
 
+from connector.commands.demo import add_arguments
 from connector.commands.mcp import client_config
 from connector.db.upsert import document_t, party_t
 from connector.memory import Memory
@@ -43,13 +44,8 @@ SAP = "acme-s4"
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="scripts/demo", description=__doc__)
-    parser.add_argument(
-        "--data-dir", type=Path, default=Path(".data/demo"), help="where the demo keeps its stores"
-    )
-    parser.add_argument("--customers", type=int, default=300, help="customers per fake ERP")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--budget", type=int, default=1200, help="token budget of each printed context")
+    parser = argparse.ArgumentParser(prog="connector demo", description=__doc__)
+    add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -251,7 +247,11 @@ def show_context(console: Console, title: str, result: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parse(argv)
+    return run(_parse(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """The demo with parsed options (``connector demo`` parses them with the other commands)."""
     console = Console() if sys.stdout.isatty() else Console(width=120)
     started = time.perf_counter()
     console.print(Rule("[bold]ERP memory connector demo (embedded defaults, no API key, no network)"))
@@ -308,11 +308,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.stop()
     console.print(
         Rule(
-            f"done in {time.perf_counter() - started:.1f} s; run `scripts/demo` again for an incremental sync"
+            f"done in {time.perf_counter() - started:.1f} s; "
+            "run `connector demo` again for an incremental sync"
         )
     )
     console.print(
-        f"Try: CONNECTOR_DATA_DIR={args.data_dir} .venv/bin/connector context {customer} "
+        f"Try: CONNECTOR_DATA_DIR={args.data_dir} connector context {customer} "
         f'"What do I owe?" --tenant {ACUMATICA} --session {session}',
         markup=False,
         highlight=False,

@@ -85,3 +85,26 @@ def test_resources_resolve_from_an_installed_wheel(wheel: Path, tmp_path: Path) 
     assert exists == "True"
     assert adapters.startswith(str(target))
     assert acumatica_streams == "6"  # the catalog is read from the wheel's own data
+
+
+@pytest.mark.slow
+def test_connector_demo_runs_from_an_installed_wheel(wheel: Path, tmp_path: Path) -> None:
+    """``connector demo`` needs nothing of the checkout: the wheel's own package, data and fakes."""
+    target = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(target)
+    code = (
+        "import sys, connector; from connector.cli import main; "
+        f"assert connector.__file__.startswith({str(target)!r}), connector.__file__; "
+        "sys.exit(main(['demo', '--customers', '20', '--data-dir', 'demo-data']))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Invoice dispute" in result.stdout and "## ERP facts" in result.stdout
+    assert (tmp_path / "demo-data").is_dir()

@@ -51,8 +51,11 @@ VARIANTS = (
     ["forget", "C1", "--lift"], ["episodic", "reindex", "--check", "--fix"],
     ["episodic", "reindex", "--rebuild"], ["sync", "--full"], ["mcp", "--http"],
 )  # fmt: skip
-# Commands that never open the database, or report it instead of failing on it.
-NO_DATABASE = {("fake-erp",), ("fake-erp", "serve"), ("doctor",), ("db",), ("episodic",), ("maintenance",)}
+# Commands that never open the database, or report it instead of failing on it; and the demo, a
+# showcase that starts its own fake ERPs and stores under its own data directory.
+NO_DATABASE = {
+    ("fake-erp",), ("fake-erp", "serve"), ("doctor",), ("db",), ("episodic",), ("maintenance",), ("demo",),
+}  # fmt: skip
 # Groups whose own action is a command (``sync`` syncs, ``forget`` forgets).
 RUNNABLE_GROUPS = {("sync",)}
 
