@@ -44,6 +44,10 @@ _FALLBACKS: dict[str, tuple[tuple[str, str], ...]] = {
 class AcumaticaAdapter:
     """Reads Customer, Vendor, Invoice, SalesOrder, Bill and Case into canonical records."""
 
+    # Pages overlap and are anchored on the previous page's last records (see
+    # connector.adapters.acumatica.paging): a change during a read cannot make it skip a record.
+    stable_paging = True
+
     def __init__(
         self,
         tenant: TenantSettings,

@@ -1,52 +1,100 @@
-"""``$top``/``$skip`` paging until a short page, with loop detection.
+"""``$top``/``$skip`` paging that cannot skip a record, with loop detection.
 
-Acumatica has no next link and no total count: the last page is the first one shorter than
-``$top``. A server that ignores ``$skip`` would loop forever by that rule, so a page whose
-records are the same as the previous page's is a protocol error; so is a page longer than
-``$top`` (a server that ignores ``$top``). The offsets and the repeat check are the shared
-:mod:`connector.adapters.paging` classes SAP pages with too.
+Acumatica has no ordering parameter, no next link and no total count: the last page is the first
+one shorter than ``$top``, and ``$skip`` counts positions in the server's order (its internal key)
+at the moment of each request. A record deleted from a page already read moves every later record
+one place up, so a plain ``$skip`` read would never see one of them, and nothing is stamped to tell.
+
+So every page after the first is asked for with an overlap: it starts ``overlap`` positions before
+where the previous one ended and must contain a record the previous page ended with (the anchor,
+matched by its ``id``). Rows up to the anchor were read already; the page goes on after it, wherever
+inserts or deletions moved it. When no anchor is found (more records moved than the overlap covers)
+the read starts again from the first page (records read twice cost a hash comparison), at most
+:data:`MAX_RESTARTS` times, then fails with one line so the next run reads the window again.
+
+A server that ignores ``$skip`` returns the same rows again: a protocol error, not a loop; so is a
+page longer than ``$top`` (a server that ignores ``$top``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
-from connector.adapters.paging import OffsetPaginator, SeenPages
 from connector.errors import ERPProtocolError
 
+log = logging.getLogger(__name__)
+
 Fetch = Callable[[int, int], list[Any]]
+MAX_RESTARTS = 3
+_MAX_OVERLAP = 100
 
 
-def _fingerprint(rows: list[Any]) -> tuple[str, ...]:
-    """Record ids (``id`` guid, else the row's JSON keys/values) that identify a page's content."""
-    marks = []
-    for row in rows:
-        if isinstance(row, dict) and isinstance(row.get("id"), str):
-            marks.append(row["id"])
-        else:
-            marks.append(repr(sorted(row.items())) if isinstance(row, dict) else repr(row))
-    return tuple(marks)
+def overlap_for(page_size: int) -> int:
+    """Rows re-read at each page boundary: a tenth of the page, 1 to 100."""
+    return max(1, min(_MAX_OVERLAP, page_size // 10))
 
 
-def pages(fetch: Fetch, page_size: int, *, what: str) -> Iterator[tuple[int, list[Any]]]:
-    """Yield ``(page_number, rows)`` from ``fetch(skip, top)`` until a page shorter than ``page_size``."""
-    offsets = OffsetPaginator(page_size)
-    seen = SeenPages()
+def _identity(row: Any) -> Hashable:
+    """A row's ``id`` guid, else its JSON keys/values (what identifies a record between requests)."""
+    if isinstance(row, dict) and isinstance(row.get("id"), str):
+        return row["id"]  # type: ignore[no-any-return]
+    return repr(sorted(row.items())) if isinstance(row, dict) else repr(row)
+
+
+def _anchor(ids: list[Hashable], tail: list[Hashable]) -> int | None:
+    """Index in ``ids`` of the last row of ``tail`` (the previous page's end) still there, or None."""
+    where = {ident: i for i, ident in enumerate(ids)}
+    for ident in reversed(tail):
+        if ident in where:
+            return where[ident]
+    return None
+
+
+def pages(
+    fetch: Fetch, page_size: int, *, what: str, overlap: int | None = None
+) -> Iterator[tuple[int, list[Any]]]:
+    """Yield ``(page_number, rows)`` from ``fetch(skip, top)``, each record of the read at least once."""
+    back = overlap if overlap is not None else overlap_for(page_size)
     number = 0
-    while not offsets.finished:
-        rows = fetch(offsets.current, page_size)
-        if len(rows) > page_size:
+    restarts = 0
+    offset = 0  # server position after the last row fetched
+    tail: list[Hashable] = []  # identities of the rows the last page ended with
+    previous: list[Hashable] | None = None
+    while True:
+        skip = max(0, offset - len(tail))
+        top = page_size + (offset - skip)
+        rows = fetch(skip, top)
+        if len(rows) > top:
             raise ERPProtocolError(
-                f"Acumatica {what}: page {number} has {len(rows)} records for $top={page_size}; "
+                f"Acumatica {what}: page {number} has {len(rows)} records for $top={top}; "
                 "the server ignores $top"
             )
-        earlier = seen.repeat_of(_fingerprint(rows), str(number)) if rows else None
-        if earlier is not None:
+        ids = [_identity(row) for row in rows]
+        if rows and ids == previous:
             raise ERPProtocolError(
-                f"Acumatica {what}: page {number} repeats page {earlier} (same records); the server "
+                f"Acumatica {what}: page {number} repeats page {number - 1} (same records); the server "
                 "ignores $skip, so the read stops instead of looping"
             )
-        yield number, rows
-        offsets.advance(len(rows))
+        previous = ids
+        start = 0
+        if tail:
+            found = _anchor(ids, tail)
+            if found is None:
+                restarts += 1
+                if restarts > MAX_RESTARTS:
+                    raise ERPProtocolError(
+                        f"Acumatica {what}: records kept moving while they were paged ({MAX_RESTARTS} "
+                        "fresh starts); the watermark stays and the next run reads the window again"
+                    )
+                log.info("Acumatica %s: records moved past the page overlap; reading from the start", what)
+                offset, tail, previous = 0, [], None
+                continue
+            start = found + 1
+        yield number, rows[start:]
         number += 1
+        offset = skip + len(rows)
+        tail = ids[-back:]
+        if len(rows) < top:
+            return

@@ -7,6 +7,14 @@ window while the previous one came back full. It refuses a next link to another 
 carry our credentials there) and stops with an error, not a loop, when a page or a link repeats
 (a server that ignores ``$skip``, or a cursor that does not advance). The windows, the links and
 the repeat check are the shared :mod:`connector.adapters.paging` classes Acumatica pages with too.
+
+A query with ``keyset`` set pages by key instead (what the adapter's reads do): ordered by the key
+fields, each request asks for the rows after the last key read (``Key gt 'last'``, expanded for
+compound keys). ``$skip`` is not a snapshot: a record deleted from a page already read moves every
+later record one place up and one of them would never be read; a key is a fixed position, so
+inserts, deletes and updates on pages already read cannot make the read skip one. Server-driven
+next links are then not followed (their ``$skiptoken`` is an offset on many services): the next
+request starts after the last key instead, and a link to another host is still refused.
 """
 
 from __future__ import annotations
@@ -18,10 +26,11 @@ from dataclasses import dataclass
 import httpx
 
 from connector.adapters.http import safe_url
-from connector.adapters.paging import NextLinkPaginator, OffsetPaginator, SeenPages
+from connector.adapters.paging import NextLinkPaginator, OffsetPaginator, SeenPages, origin
 from connector.adapters.sap.catalog import ODataVersion
 from connector.adapters.sap.client import SAPClient
 from connector.adapters.sap.odata import CollectionPage, parse_collection
+from connector.adapters.sap.query import all_of, string_literal
 from connector.errors import ERPProtocolError
 
 
@@ -33,6 +42,7 @@ class Query:
     params: dict[str, str]
     key_fields: tuple[str, ...]
     count: bool = False  # ask for $inlinecount / $count on the first request
+    keyset: bool = False  # page by key (``key_fields``, which ``$orderby`` must list) instead of $skip
     version: ODataVersion | None = None  # the service's OData version (default: the tenant's)
 
 
@@ -58,6 +68,9 @@ class PageWalker:
         self._seen_links: set[str] = set()
 
     def __iter__(self) -> Iterator[CollectionPage]:
+        if self.query.keyset:
+            yield from self._by_key()
+            return
         windows = OffsetPaginator(self.page_size)
         while not windows.finished:
             skip = windows.current
@@ -82,6 +95,51 @@ class PageWalker:
                     break
                 page = self._fetch(links.current, None, where="the next link")
             windows.advance(in_window)
+
+    def _by_key(self) -> Iterator[CollectionPage]:
+        """Pages of ``page_size`` rows in key order, each request starting after the last key read."""
+        url = httpx.URL(self.query.url)
+        base_filter = self.query.params.get("$filter")
+        after: tuple[str, ...] | None = None
+        while True:
+            params = {**self.query.params, "$top": str(self.page_size)}
+            if after is None and self.query.count:
+                params["$inlinecount" if self.version == "v2" else "$count"] = (
+                    "allpages" if self.version == "v2" else "true"
+                )
+            if after is not None:
+                params["$filter"] = all_of(base_filter, keyset_filter(self.query.key_fields, after)) or ""
+            where = "the first page" if after is None else f"after key {'/'.join(after)}"
+            page = self._fetch(str(url), params, where=where)
+            if after is None and page.count is not None:
+                self.total = page.count
+            if page.next_link:
+                target = url.join(page.next_link)
+                if origin(target) != origin(url):
+                    raise self._foreign_link(url, target)
+            yield page
+            if not page.rows:
+                return
+            last = self._key_of(page.rows[-1])
+            if after is not None and last <= after:
+                raise ERPProtocolError(
+                    f"SAP answered {safe_url(str(url))} with keys that do not follow {'/'.join(after)}; "
+                    "the service ignores the key filter or the order by key. Stopping instead of looping",
+                    tenant=self.client.tenant.name,
+                )
+            after = last
+            if len(page.rows) < self.page_size and not page.next_link:
+                return
+
+    def _key_of(self, row: object) -> tuple[str, ...]:
+        values = [row.get(name) if isinstance(row, dict) else None for name in self.query.key_fields]
+        if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+            raise ERPProtocolError(
+                f"SAP sent a row without its key field(s) {', '.join(self.query.key_fields)}; "
+                "a read by key cannot go on after it",
+                tenant=self.client.tenant.name,
+            )
+        return tuple(str(v) for v in values)
 
     def _fetch(self, url: str, params: dict[str, str] | None, *, where: str) -> CollectionPage:
         page = parse_collection(self.client.get_json(url, params, self.version), self.version)
@@ -109,3 +167,12 @@ class PageWalker:
             "of looping",
             tenant=self.client.tenant.name,
         )
+
+
+def keyset_filter(keys: tuple[str, ...], after: tuple[str, ...]) -> str:
+    """Rows whose key comes after ``after`` in key order: ``K1 gt 'a' or (K1 eq 'a' and K2 gt 'b')``."""
+    terms = []
+    for i, name in enumerate(keys):
+        equal = [f"{k} eq {string_literal(v)}" for k, v in zip(keys[:i], after[:i], strict=True)]
+        terms.append(" and ".join([*equal, f"{name} gt {string_literal(after[i])}"]))
+    return terms[0] if len(terms) == 1 else " or ".join(f"({t})" for t in terms)
