@@ -20,7 +20,8 @@ def register(sub: Any) -> None:
     reindex.add_argument(
         "--check",
         action="store_true",
-        help="compare the relational entries with Chroma id by id and report; exit 1 if they differ",
+        help="compare the relational rows (cases and turns) with Chroma id by id and report; "
+        "exit 1 if they differ",
     )
     reindex.add_argument(
         "--fix",
@@ -62,13 +63,21 @@ def _reindex(args: argparse.Namespace) -> int:
             raise ConfigError("--rebuild and --check are exclusive: a rebuild leaves nothing to check")
         print(to_json(memory_from_settings().rebuild_episodic_index()))
         return 0
+    memory = memory_from_settings()
+    turns = memory.conversations if memory.settings.conversations.enabled else None
     if not args.check:
-        count = memory_from_settings().episodic.reindex()
-        print(to_json({"reindexed": count}))
+        count = memory.episodic.reindex()
+        mended = turns.check_index(fix=True) if turns is not None else None
+        print(to_json({"reindexed": count, **({"turns_mended": mended.missing} if mended else {})}))
         return 0
-    report = memory_from_settings().episodic.check_index(fix=args.fix)
-    print(to_json({**asdict(report), "consistent": report.consistent}))
-    return 0 if report.consistent or report.fixed else 1
+    report = memory.episodic.check_index(fix=args.fix)
+    turn_report = turns.check_index(fix=args.fix) if turns is not None else None
+    consistent = report.consistent and (turn_report is None or turn_report.consistent)
+    out = {**asdict(report), "consistent": consistent}
+    if turn_report is not None:
+        out["turns"] = {**asdict(turn_report), "consistent": turn_report.consistent}
+    print(to_json(out))
+    return 0 if consistent or report.fixed else 1
 
 
 def _restore(args: argparse.Namespace) -> int:

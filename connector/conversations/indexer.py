@@ -32,6 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from connector.conversations import generations
+from connector.conversations.models import TurnIndexCheck
 from connector.conversations.parts import part_id, part_texts
 from connector.conversations.tables import PARTS, SESSIONS, TURNS
 from connector.db.chunks import chunks
@@ -41,6 +42,7 @@ from connector.lexical.index import LexicalDocument
 from connector.lexical.tables import TURN_SOURCE
 from connector.scope import Scope
 from connector.vectors.files import purge_chroma_log
+from connector.vectors.reconcile import RowState, compare
 from connector.working.tables import WorkSession, WorkTurn
 
 if TYPE_CHECKING:
@@ -308,11 +310,11 @@ def remove(conv: ConversationMemory, ids: Sequence[str], *, eraser: Eraser | Non
         generations.removed(conn, scopes)
 
 
-def repair(conv: ConversationMemory) -> int:
-    """Re-embed indexed turns (and their further parts) whose vector is missing or stale in Chroma
-    (a failed vector write). Returns how many vectors were written. Reads every indexed turn: an
-    operator's job, not the agent's.
-    """
+_Wanted = tuple[str, str, str, str, str]  # vector id, tenant, customer, hash, text
+
+
+def _wanted(conv: ConversationMemory) -> list[_Wanted]:
+    """Every vector the indexed turns (and their further parts) should have in the index."""
     on_turn = sa.and_(work_turn_t.c.session_id == TURNS.c.session_id, work_turn_t.c.seq == TURNS.c.seq)
     with conv.engine.connect() as conn:
         rows = conn.execute(
@@ -332,7 +334,7 @@ def repair(conv: ConversationMemory) -> int:
             .join(TURNS, TURNS.c.id == PARTS.c.turn_id)
             .join(work_turn_t, on_turn)
         ).all()
-    wanted: list[tuple[str, str, str, str, str]] = []  # id, tenant, customer, hash, text
+    wanted: list[_Wanted] = []
     scope_of: dict[str, tuple[str, str]] = {}
     for r in rows:
         wanted.append((r.id, r.tenant, r.customer_id, r.vector_hash, indexed_text(r.role, r.content) or ""))
@@ -343,24 +345,58 @@ def repair(conv: ConversationMemory) -> int:
             text = texts[p.part - 1]
             tenant, customer = scope_of[p.turn_id]
             wanted.append((p.id, tenant, customer, vector_hash(conv.embedder.model_id, text), text))
+    return wanted
+
+
+def _embed(conv: ConversationMemory, broken: Sequence[_Wanted]) -> int:
+    """Embed the wanted vectors' texts and give the index the vectors, stamped with scope and hash;
+    recall processes read the customers' vectors again (their epoch moves)."""
+    if not broken:
+        return 0
+    vectors = conv.embedder.embed([w[4] for w in broken])
+    conv.index.upsert(
+        [w[0] for w in broken],
+        np.asarray(vectors, dtype=np.float32),
+        [
+            {"tenant": w[1], "customer_id": w[2], HASH_KEY: vector_hash(conv.embedder.model_id, w[4])}
+            for w in broken
+        ],
+    )
+    with conv.engine.begin() as conn:
+        generations.removed(conn, {(w[1], w[2]) for w in broken})
+    return len(broken)
+
+
+def check(conv: ConversationMemory, *, fix: bool) -> TurnIndexCheck:
+    """Compare the indexed turns (and parts) with the turns collection id by id, from the stamps
+    alone (no vector is read); with ``fix`` embed only the missing ones and delete the orphans."""
+    wanted = _wanted(conv)
+    states = {w[0]: RowState(w[1], w[2], w[3]) for w in wanted}
+    diff = compare(states, conv.index.stamps())
+    missing = {*diff.missing, *diff.unstamped}
+    if fix:
+        conv.index.delete(diff.orphans)
+        todo = [w for w in wanted if w[0] in missing and not conv.erasures.is_erased(Scope(w[1], w[2]))]
+        for chunk in chunks(todo, _CHUNK):
+            _embed(conv, chunk)
+    return TurnIndexCheck(
+        indexed_turns=diff.rows, index_vectors=diff.vectors, missing=len(missing),
+        orphans=len(diff.orphans), fixed=fix,
+    )  # fmt: skip
+
+
+def repair(conv: ConversationMemory) -> int:
+    """Re-embed indexed turns (and their further parts) whose vector is missing or stale in Chroma
+    (a failed vector write). Returns how many vectors were written. Reads every indexed turn's
+    vector: an operator's job, not the agent's (:func:`check` compares stamps only).
+    """
     fixed = 0
-    for chunk in chunks(wanted, _CHUNK):
+    for chunk in chunks(_wanted(conv), _CHUNK):
         found = conv.index.stored([w[0] for w in chunk])
         broken = [
             w
             for w in chunk
             if w[0] not in found or not guarded({w[0]: found[w[0]]}, Scope(w[1], w[2]), {w[0]: w[3]})
         ]
-        if not broken:
-            continue
-        vectors = conv.embedder.embed([w[4] for w in broken])
-        conv.index.upsert(
-            [w[0] for w in broken],
-            np.asarray(vectors, dtype=np.float32),
-            [
-                {"tenant": w[1], "customer_id": w[2], HASH_KEY: vector_hash(conv.embedder.model_id, w[4])}
-                for w in broken
-            ],
-        )
-        fixed += len(broken)
+        fixed += _embed(conv, broken)
     return fixed

@@ -23,7 +23,7 @@ from connector.background import BackgroundJobs
 from connector.clock import Clock
 from connector.conversations import generations, indexer
 from connector.conversations import recall as recall_module
-from connector.conversations.models import ConversationRetention, IndexReport, TurnHit
+from connector.conversations.models import ConversationRetention, IndexReport, TurnHit, TurnIndexCheck
 from connector.conversations.recall import RecallOptions
 from connector.conversations.scope_vectors import ScopeVectors
 from connector.conversations.tables import PARTS, SESSIONS, TURNS
@@ -130,6 +130,10 @@ class ConversationMemory:
         afterwards every turn recorded before the call is indexed (tests, scripts, shutdown)."""
         self.background.wait(timeout)
         return self.index_pending()
+
+    def check_index(self, *, fix: bool = False) -> TurnIndexCheck:
+        """Compare the indexed turns with their vectors id by id; ``fix`` embeds only the missing."""
+        return indexer.check(self, fix=fix)
 
     def repair(self) -> int:
         """Re-embed indexed turns whose Chroma vector is missing or stale; returns how many."""

@@ -67,3 +67,18 @@ class ConversationRetention:
     """One retention pass over indexed turns: how many left the index (past their window)."""
 
     removed: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnIndexCheck:
+    """``reindex --check`` for turns: indexed turns without their vector, vectors without a turn."""
+
+    indexed_turns: int
+    index_vectors: int
+    missing: int  # indexed turns whose vector is absent, stale or of another scope
+    orphans: int  # vectors no indexed turn names
+    fixed: bool
+
+    @property
+    def consistent(self) -> bool:
+        return self.missing == self.orphans == 0

@@ -34,6 +34,7 @@ from connector.errors import ErasureIncomplete, StoreError
 from connector.lexical import index as lexical
 from connector.scope import Scope
 from connector.vectors.files import purge_chroma_log
+from connector.vectors.reconcile import RowState, compare
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
@@ -244,19 +245,12 @@ def check_index(episodic: EpisodicMemory, *, fix: bool) -> IndexCheck:
                 ).where(ENTRIES.c.status == LIVE)
             )
         }  # fmt: skip
-    stamps = dict(index.stamps())
-    orphans = sorted(set(stamps) - set(live))
-    missing, unstamped, reshape = [], [], []
-    for entry_id, row in live.items():
-        stamp = stamps.get(entry_id)
-        if stamp is None or row.vector_pending or stamp.scope != (row.tenant, row.customer_id):
-            missing.append(entry_id)
-        elif row.vector_hash is None:
-            unstamped.append(entry_id)
-        elif stamp.vector_hash != row.vector_hash:
-            missing.append(entry_id)
-        elif stamp.surplus:
-            reshape.append(entry_id)
+    states = {
+        entry_id: RowState(row.tenant, row.customer_id, row.vector_hash, bool(row.vector_pending))
+        for entry_id, row in live.items()
+    }
+    diff = compare(states, index.stamps())
+    orphans, missing, unstamped, reshape = diff.orphans, diff.missing, diff.unstamped, diff.old_metadata
     if fix:
         index.delete(orphans)
         for chunk in chunks(sorted(missing), _CHUNK):
@@ -267,7 +261,7 @@ def check_index(episodic: EpisodicMemory, *, fix: bool) -> IndexCheck:
             index.update_metadata(chunk, [chroma_metadata(live[entry_id]._mapping) for entry_id in chunk])
     return IndexCheck(
         live_entries=len(live),
-        index_vectors=len(stamps),
+        index_vectors=diff.vectors,
         orphans=len(orphans),
         missing=len(missing),
         unstamped=len(unstamped),
