@@ -41,6 +41,7 @@ from connector.lexical import index as lexical
 from connector.lexical.index import LexicalDocument
 from connector.lexical.tables import TURN_SOURCE
 from connector.scope import Scope
+from connector.vectors.deadline import with_patience
 from connector.vectors.files import purge_chroma_log
 from connector.vectors.reconcile import RowState, compare
 from connector.working.tables import WorkSession, WorkTurn
@@ -282,11 +283,11 @@ def pending_sessions(conv: ConversationMemory, limit: int | None = None) -> list
         return list(conn.execute(statement).scalars())
 
 
-def remove(conv: ConversationMemory, ids: Sequence[str], *, eraser: Eraser | None = None) -> None:
-    """Take indexed turns out of every store: Chroma (and its log), the rows, the postings.
-    ``eraser``: what deletes the vectors (default: the part's index)."""
+def remove(conv: ConversationMemory, ids: Sequence[str], *, eraser: Eraser | None = None) -> int:
+    """Take indexed turns out of every store: Chroma (and its log), the rows, the postings; returns
+    the rows deleted. ``eraser``: what deletes the vectors (default: the part's index)."""
     if not ids:
-        return
+        return 0
     scopes: set[tuple[str, str]] = set()
     parts: list[str] = []
     with conv.engine.connect() as conn:
@@ -302,12 +303,14 @@ def remove(conv: ConversationMemory, ids: Sequence[str], *, eraser: Eraser | Non
     (eraser or conv.index).delete(vector_ids)
     if conv.embedded_chroma_path is not None:  # its log still holds the vectors and their scope
         purge_chroma_log(conv.embedded_chroma_path, vector_ids)
+    deleted = 0
     with conv.engine.begin() as conn:
         for chunk in chunks(ids, _CHUNK):
-            conn.execute(sa.delete(TURNS).where(TURNS.c.id.in_(chunk)))
+            deleted += conn.execute(sa.delete(TURNS).where(TURNS.c.id.in_(chunk))).rowcount
             conn.execute(sa.delete(PARTS).where(PARTS.c.turn_id.in_(chunk)))
         lexical.delete(conn, TURN_SOURCE, ids)
         generations.removed(conn, scopes)
+    return deleted
 
 
 _Wanted = tuple[str, str, str, str, str]  # vector id, tenant, customer, hash, text
@@ -367,6 +370,7 @@ def _embed(conv: ConversationMemory, broken: Sequence[_Wanted]) -> int:
     return len(broken)
 
 
+@with_patience
 def check(conv: ConversationMemory, *, fix: bool) -> TurnIndexCheck:
     """Compare the indexed turns (and parts) with the turns collection id by id, from the stamps
     alone (no vector is read); with ``fix`` embed only the missing ones and delete the orphans."""
@@ -385,6 +389,7 @@ def check(conv: ConversationMemory, *, fix: bool) -> TurnIndexCheck:
     )  # fmt: skip
 
 
+@with_patience
 def repair(conv: ConversationMemory) -> int:
     """Re-embed indexed turns (and their further parts) whose vector is missing or stale in Chroma
     (a failed vector write). Returns how many vectors were written. Reads every indexed turn's

@@ -194,10 +194,11 @@ class ConversationMemory:
         with self.engine.connect() as conn:
             ids = list(conn.execute(sa.select(TURNS.c.id).where(in_scope)).scalars())
         unreached = None
+        erased = 0
         try:
             eraser = self.eraser()
             stray = eraser.ids_in_scope(scope.tenant, scope.customer_id) if sweep else []
-            indexer.remove(self, sorted(set(ids) | set(stray)), eraser=eraser)
+            erased = indexer.remove(self, sorted(set(ids) | set(stray)), eraser=eraser)
         except StoreError as exc:  # Chroma unreachable: the rows below are erased all the same
             unreached = f"Chroma's turn vectors were not reached ({exc})"
         opened = self._vectors.opened
@@ -205,7 +206,7 @@ class ConversationMemory:
             opened.drop_scope(scope)
         self.scope_vectors.drop(scope)
         with self.engine.begin() as conn:
-            conn.execute(sa.delete(TURNS).where(in_scope))  # rows a concurrent pass added meanwhile
+            erased += conn.execute(sa.delete(TURNS).where(in_scope)).rowcount  # a concurrent pass's rows
             conn.execute(
                 sa.delete(PARTS).where(
                     PARTS.c.tenant == scope.tenant, PARTS.c.customer_id == scope.customer_id
@@ -219,8 +220,8 @@ class ConversationMemory:
             )
             lexical.delete_source_scope(conn, scope, TURN_SOURCE)
         if unreached is not None:
-            raise ErasureIncomplete(customer_id, {"conversation_turns": len(ids)}, [unreached])
-        return {"conversation_turns": len(ids)}
+            raise ErasureIncomplete(customer_id, {"conversation_turns": erased}, [unreached])
+        return {"conversation_turns": erased}
 
     def rebuild(self) -> int:
         """Recreate the turns collection and embed every indexed turn again (``reindex --rebuild``)."""

@@ -33,6 +33,7 @@ from connector.erasure.disk import scrub_relational
 from connector.errors import ErasureIncomplete, StoreError
 from connector.lexical import index as lexical
 from connector.scope import Scope
+from connector.vectors.deadline import with_patience
 from connector.vectors.files import purge_chroma_log
 from connector.vectors.reconcile import RowState, compare
 
@@ -52,6 +53,7 @@ _STAMP = (
 )
 
 
+@with_patience
 def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
     conf = episodic.retention
     now = episodic.clock.now()
@@ -103,6 +105,7 @@ def apply_retention(episodic: EpisodicMemory) -> RetentionReport:
     )
 
 
+@with_patience
 def restore(episodic: EpisodicMemory, scope: Scope, case_ids: Sequence[str] | None) -> RestoreReport:
     """Bring a customer's archived entries (all, or those holding ``case_ids``) back into the index.
 
@@ -168,15 +171,16 @@ def forget(episodic: EpisodicMemory, scope: Scope, *, sweep: bool = True) -> dic
     unreached = _forget_vectors(episodic, scope, [r.id for r in rows], sweep=sweep)
     episodic.vector_cache.drop_scope(scope)  # and no copy in this process's cache (even if Chroma is down)
     episodic.text_vectors.drop_scope(scope)  # nor of the vectors its texts got from the embedder
-    with episodic.engine.begin() as conn:
+    with episodic.engine.begin() as conn:  # counted as deleted: rows a racing write added too
         cases = conn.execute(
             sa.delete(CASES).where(CASES.c.tenant == scope.tenant, CASES.c.customer_id == scope.customer_id)
         ).rowcount
-        conn.execute(sa.delete(ENTRIES).where(in_scope))
+        live = conn.execute(sa.delete(ENTRIES).where(in_scope, ENTRIES.c.status == LIVE)).rowcount
+        archived = conn.execute(sa.delete(ENTRIES).where(in_scope)).rowcount
         lexical.delete_scope(conn, scope)
     removed = {
-        "episodic_entries": sum(1 for r in rows if r.status == LIVE),
-        "episodic_archive": sum(1 for r in rows if r.status == ARCHIVED),
+        "episodic_entries": int(live or 0),
+        "episodic_archive": int(archived or 0),
         "episodic_cases": int(cases or 0),
     }
     if unreached is not None:
@@ -203,6 +207,7 @@ def _forget_vectors(episodic: EpisodicMemory, scope: Scope, ids: list[str], *, s
     return None
 
 
+@with_patience
 def reindex(episodic: EpisodicMemory) -> int:
     """Make the vector index hold every live entry's vector for the configured embedder.
 
@@ -221,6 +226,7 @@ def reindex(episodic: EpisodicMemory) -> int:
     return check_index(episodic, fix=True).live_entries
 
 
+@with_patience
 def check_index(episodic: EpisodicMemory, *, fix: bool) -> IndexCheck:
     """Compare the live entries with the vector index id by id; with ``fix`` repair both ways.
 

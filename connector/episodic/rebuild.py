@@ -29,6 +29,7 @@ from connector.episodic.lifecycle import _CHUNK, _index_rows, _rows
 from connector.episodic.tables import ARCHIVED, ENTRIES, LIVE
 from connector.erasure import customer_digest
 from connector.errors import StoreError
+from connector.vectors.deadline import with_patience
 from connector.vectors.files import compact_chroma, remove_chroma_files
 
 __all__ = ["RebuildReport", "compact_chroma", "rebuild", "remove_chroma_files"]
@@ -51,6 +52,7 @@ class RebuildReport:
     turns_rebuilt: int = 0  # past-conversation turns embedded again (connector.conversations)
 
 
+@with_patience
 def rebuild(episodic: EpisodicMemory, *, release: Callable[[], None]) -> RebuildReport:
     """Recreate the vector index from the relational store.
 

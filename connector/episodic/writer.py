@@ -47,6 +47,7 @@ from connector.lexical.tokens import term_counts
 from connector.scope import Scope, require_id
 from connector.storable import REPLACEMENT, storable, storable_text
 from connector.threads import ContextThreadPoolExecutor
+from connector.vectors.deadline import with_patience
 from connector.vectors.files import purge_chroma_log
 
 if TYPE_CHECKING:
@@ -182,6 +183,7 @@ class CaseWriter:
         self._counts: dict[str, Counter[str]] = {}  # lexical term counts of the prepared summaries
         self._vectors: dict[str, Vectors] = {}  # by vector hash: what this batch's chunks embedded
 
+    @with_patience
     def write(self, cases: Sequence[NewCase]) -> list[RecordedCase]:
         """Record ``cases`` in order; a batch longer than ``WRITE_CHUNK`` is written chunk by chunk,
         the next chunk embedded while this one is written (see the module docstring)."""

@@ -14,17 +14,20 @@ and reused; each call runs in a copy of the caller's context (tracing spans carr
 from __future__ import annotations
 
 import contextvars
+import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from queue import SimpleQueue
-from typing import Literal, TypeVar
+from typing import Literal, ParamSpec, TypeVar
 
 from connector.errors import StoreTimeout
 
 T = TypeVar("T")
+P = ParamSpec("P")
 Kind = Literal["read", "write"]
 _Job = tuple[Callable[[], object], "Future[object]"]
 
@@ -63,6 +66,29 @@ class _Workers:
 
 
 _WORKERS = _Workers("vector-store-call")
+_PATIENT: contextvars.ContextVar[bool] = contextvars.ContextVar("vector_store_patient", default=False)
+
+
+@contextmanager
+def patient() -> Iterator[None]:
+    """Reads inside get the write deadline: a write's own reads, and operator work (reconcile,
+    rebuild) that may wait for another process's write; the agent's recalls keep the short one."""
+    token = _PATIENT.set(True)
+    try:
+        yield
+    finally:
+        _PATIENT.reset(token)
+
+
+def with_patience(fn: Callable[P, T]) -> Callable[P, T]:
+    """``fn`` runs :func:`patient`."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        with patient():
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 class Deadlines:
@@ -76,7 +102,7 @@ class Deadlines:
         self._guard = threading.Lock()
 
     def seconds(self, kind: Kind) -> float:
-        return self.read_s if kind == "read" else self.write_s
+        return self.read_s if kind == "read" and not _PATIENT.get() else self.write_s
 
     def call(self, kind: Kind, what: str, fn: Callable[[], T]) -> T:
         """``fn()`` within the deadline of ``kind``; StoreTimeout past it, or at once while an
@@ -89,7 +115,7 @@ class Deadlines:
             return future.result(timeout=seconds)
         except FutureTimeout:
             self._hang(future)
-            setting = "chroma.read_timeout_s" if kind == "read" else "chroma.timeout_s"
+            setting = "chroma.read_timeout_s" if seconds == self.read_s else "chroma.timeout_s"
             raise StoreTimeout(
                 f"{self.where} did not answer {what} within {seconds:g} s ({setting}); "
                 "it looks hung: later calls fail at once until it answers"

@@ -566,23 +566,29 @@ class WorkingMemory:
 
     # Erasure ----------------------------------------------------------------------------------
     def forget(self, customer_id: str, *, tenant: str) -> dict[str, int]:
-        """Delete every session, turn and pinned value of one (tenant, customer)."""
+        """Delete every session, turn and pinned value of one (tenant, customer); the counts are the
+        rows deleted. A write that committed while this ran (it checked the tombstone before it was
+        written) is found by the next pass: passes repeat until one finds nothing."""
         scope = Scope.of(tenant, customer_id)
-        with self.engine.begin() as conn:
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    sa.select(session_t.c.session_id).where(
-                        session_t.c.tenant == scope.tenant, session_t.c.customer_id == scope.customer_id
+        sessions = turns = pins = 0
+        while True:
+            with self.engine.begin() as conn:
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        sa.select(session_t.c.session_id).where(
+                            session_t.c.tenant == scope.tenant, session_t.c.customer_id == scope.customer_id
+                        )
                     )
-                )
-            ]
-            turns = pins = 0
-            for chunk in chunks(ids, 500):
-                turns += conn.execute(turn_t.delete().where(turn_t.c.session_id.in_(chunk))).rowcount
-                pins += conn.execute(pin_t.delete().where(pin_t.c.session_id.in_(chunk))).rowcount
-                conn.execute(session_t.delete().where(session_t.c.session_id.in_(chunk)))
-        return {"working_sessions": len(ids), "working_turns": turns, "working_pins": pins}
+                ]
+                for chunk in chunks(ids, 500):
+                    turns += conn.execute(turn_t.delete().where(turn_t.c.session_id.in_(chunk))).rowcount
+                    pins += conn.execute(pin_t.delete().where(pin_t.c.session_id.in_(chunk))).rowcount
+                    sessions += conn.execute(
+                        session_t.delete().where(session_t.c.session_id.in_(chunk))
+                    ).rowcount
+            if not ids:
+                return {"working_sessions": sessions, "working_turns": turns, "working_pins": pins}
 
 
 def non_llm_fold(previous: str | None, previous_mode: str | None, turns: Sequence[Turn]) -> str:
