@@ -4,9 +4,11 @@ context degrades to the ERP facts with a warning; ``doctor`` reports the store a
 
 from __future__ import annotations
 
+import fcntl
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,10 +18,11 @@ from sqlalchemy.engine import Engine
 from connector.clock import FrozenClock
 from connector.doctor import run_checks
 from connector.episodic.models import CaseHit
-from connector.errors import StoreTimeout
+from connector.errors import StoreBusy, StoreTimeout
 from connector.memory import Memory
 from connector.settings import ChromaSettings, Settings
 from connector.vectors import ChromaIndex, ChromaStore
+from connector.vectors.lock import LOCK_NAME
 
 
 @pytest.fixture
@@ -37,7 +40,8 @@ def hung(port: int) -> ChromaSettings:
 
 def test_a_hung_server_times_out_then_fails_at_once(black_hole: int) -> None:
     store = ChromaStore(hung(black_hole), None)
-    with pytest.raises(StoreTimeout, match=r"did not answer opening within 0\.5 s \(chroma\.timeout_s\)"):
+    expected = r"did not answer opening within 0\.3 s \(chroma\.read_timeout_s\)"
+    with pytest.raises(StoreTimeout, match=expected):
         store.client()
     with pytest.raises(StoreTimeout, match="is not answering"):  # no second wait
         store.run("read", "a get", lambda client: None)
@@ -76,3 +80,19 @@ def test_doctor_reports_a_hung_store_as_failed(settings: Settings, black_hole: i
     checked = {r.item: r for r in run_checks(settings.model_copy(update={"chroma": hung(black_hole)}))}
     assert checked["chroma"].verdict == "fail"
     assert "did not answer" in checked["chroma"].detail
+
+
+def test_an_embedded_store_held_by_another_process_refuses_in_one_line_naming_the_server_mode(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "chroma"
+    directory.mkdir()
+    conf = ChromaSettings(path=directory, read_timeout_s=0.2, timeout_s=0.3)
+    index = ChromaIndex(ChromaStore(conf, directory), "held_cases", model_id="m", dimension=3)
+    with (directory / LOCK_NAME).open("a+b") as other:  # another open file: another process to flock
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(StoreBusy) as refused:
+            index.upsert(["a"], np.ones((1, 3), dtype=np.float32), [{"tenant": "t", "customer_id": "c"}])
+    assert "set chroma.host" in str(refused.value) and "\n" not in str(refused.value)
+    index.upsert(["a"], np.ones((1, 3), dtype=np.float32), [{"tenant": "t", "customer_id": "c"}])
+    assert index.count() == 1

@@ -10,7 +10,8 @@ from connector.vectors.store import ChromaStore
 
 def describe(settings: Settings) -> str:
     """Where the store is and how many collections it holds; StoreError (StoreTimeout when it does
-    not answer within ``chroma.timeout_s``) when it cannot say."""
+    not answer within its deadline: a server's ``chroma.read_timeout_s``, opening an embedded
+    directory ``chroma.timeout_s``) when it cannot say."""
     store = ChromaStore.for_settings(settings)
 
     def probe(client: Any) -> int:
@@ -18,7 +19,7 @@ def describe(settings: Settings) -> str:
         return len(client.list_collections())
 
     try:
-        count = store.run("write", "a heartbeat", probe)
+        count = store.run("read" if store.lock is None else "write", "a heartbeat", probe)
     finally:
         if not store.deadlines.hung:  # a hung call still holds the client
             store.release()

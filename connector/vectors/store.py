@@ -32,6 +32,7 @@ from connector.vectors.slack import scrub_segment_slack
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+_LOCK_SHARE = 0.8  # of a call's deadline, at most spent waiting for the embedded store's lock
 
 
 def _where(conf: ChromaSettings, path: Path | None) -> str:
@@ -78,10 +79,11 @@ class ChromaStore:
         """Changes whenever the client is opened anew (collection handles must be fetched again)."""
         return self._version
 
-    def client(self) -> Any:
-        """The current client, opened on first use (within ``chroma.timeout_s``)."""
+    def client(self, kind: Kind = "read") -> Any:
+        """The current client, opened on first use: a server's within the deadline of ``kind`` (a
+        recall's within ``chroma.read_timeout_s``), an embedded one within ``chroma.timeout_s``."""
         if self._client is None:
-            self.run("write", "opening", lambda client: None)
+            self.run("write" if self.lock is not None else kind, "opening", lambda client: None)
         return self._client
 
     def run(self, kind: Kind, what: str, op: Callable[[Any], T], *, collection: str | None = None) -> T:
@@ -108,12 +110,13 @@ class ChromaStore:
 
     def _embedded(self, kind: Kind, op: Callable[[Any], T], collection: str | None) -> T:
         assert self.lock is not None and self.embedded_path is not None
-        seconds = self.deadlines.seconds(kind)
+        # waiting for the lock ends before the call's deadline: a held store is named as such
+        seconds = self.deadlines.seconds(kind) * _LOCK_SHARE
         if kind == "read":
             with self.lock.shared(seconds) as token:
                 if token == self._seen and self._client is not None and collection in self._loaded:
                     return op(self._client)
-            seconds = self.deadlines.write_s
+            seconds = self.deadlines.write_s * _LOCK_SHARE
         with self.lock.exclusive(seconds, changes=kind == "write") as token:
             if token != self._seen or self._client is None:
                 self._reopen()
