@@ -146,6 +146,7 @@ def check_tenant(settings: Settings, tenant: TenantSettings) -> CheckResult:
             probe = getattr(adapter, "undefined_custom_fields", None)
             undefined: list[tuple[str, str, str]] = probe() if callable(probe) else []
             requests = adapter.request_count
+            notes = list(getattr(adapter, "doctor_notes", list)())  # e.g. SAP's OData version per stream
     except ERPAuthError as exc:
         return CheckResult(item, "fail", f"{tenant.kind} at {tenant.base_url} refused the credentials: {exc}")
     elapsed_ms = (time.perf_counter() - start) * 1000
@@ -156,7 +157,7 @@ def check_tenant(settings: Settings, tenant: TenantSettings) -> CheckResult:
     detail = (
         f"{tenant.kind} at {tenant.base_url}: {endpoint}{session}{read}{logout} in {elapsed_ms:.0f} ms"
         f" ({requests} request(s)); streams {', '.join(streams) or 'none'}"
-    )
+    ) + "".join(f"; {note}" for note in notes)
     if undefined:  # one line per field: the sync reads the rest of the stream without it
         lines = [f"custom field {field} of {stream}: {why}" for stream, field, why in undefined]
         return CheckResult(item, "warn", f"{detail}; but: " + "; ".join(lines))

@@ -245,6 +245,21 @@ class SAPAdapter:
                 if key is not None:
                     yield key
 
+    def doctor_notes(self) -> list[str]:
+        """What ``doctor`` says about this tenant: which OData version each stream is read with.
+
+        A v4 tenant reads business partners and open items over v2: SAP publishes no v4 service
+        for them (see docs/guides/sap-odata-versions.md)."""
+        by_version: dict[str, list[str]] = {}
+        for definition in self._streams.values():
+            by_version.setdefault(definition.version, []).append(definition.name)
+        if self.settings.odata_version == "v2" or "v2" not in by_version:
+            return [f"OData {self.settings.odata_version} for every stream"]
+        return [
+            f"OData v4 for {', '.join(by_version.get('v4', [])) or 'no stream'}; "
+            f"v2 for {', '.join(by_version['v2'])} (SAP publishes no v4 service for them)"
+        ]
+
     @property
     def request_count(self) -> int:
         return self.client.request_count
