@@ -6,11 +6,12 @@ The candidates are not every turn of the customer but the union of two top lists
 - dense: the turns whose best vector (any part of a long turn) is closest to the query, from the
   customer's matrix held in memory (:mod:`connector.conversations.scope_vectors`): one product and
   a partial sort in numpy, the date and session filters applied as masks;
-- lexical: the turns with the highest BM25 score, computed in SQL from the postings of the query's
-  rarer terms (ascending document frequency until ``POSTINGS_BUDGET`` postings: a term half the turns
-  hold adds little to any score and would make the read follow the history), without the length
-  norm; the exact score of every candidate is then computed from its postings of all the query's
-  terms, with the customer's statistics (turn count, average length, each term's frequency).
+- lexical: the turns with the highest BM25 score over the query's terms that the customer's turns
+  hold, rarest first, until ``POSTINGS_BUDGET`` postings (a term a large share of the turns hold adds
+  little to any score, and reading its postings would make the cost follow the history). The
+  postings are read once (one index range per term), scored in numpy with the customer's statistics
+  (turn count, average length, each term's frequency), and serve the dense candidates' lexical
+  scores too.
 
 Those candidates are fused as before (:func:`~connector.episodic.fusion.fuse`), the dense side
 centred on the customer's whole centroid. A customer with fewer turns than the two lists hold
@@ -34,7 +35,7 @@ from connector.lexical.bm25 import K1, B, LexicalScore, idf
 from connector.lexical.tables import POSTINGS, TURN_SOURCE
 from connector.scope import Scope
 
-POSTINGS_BUDGET = 4_000  # postings the lexical top list reads at most (its terms' document frequencies)
+POSTINGS_BUDGET = 3_000  # postings the lexical top list reads at most (its terms' document frequencies)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,28 +57,12 @@ _DF = (
     )
     .group_by(POSTINGS.c.term)
 )
-_CANDIDATE_POSTINGS = sa.select(POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf).where(
+_POSTINGS = sa.select(POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf).where(
     POSTINGS.c.tenant == sa.bindparam("tenant"),
     POSTINGS.c.customer_id == sa.bindparam("customer_id"),
     POSTINGS.c.source == TURN_SOURCE,
     POSTINGS.c.term.in_(sa.bindparam("terms", expanding=True)),
-    POSTINGS.c.doc_id.in_(sa.bindparam("docs", expanding=True)),
 )
-
-
-def _top_statement(n_terms: int) -> sa.TextClause:
-    """BM25 without the length norm over the given terms' postings, best ``limit`` documents first."""
-    values = ", ".join(f"(:t{i}, CAST(:w{i} AS FLOAT))" for i in range(n_terms))
-    return sa.text(
-        f"WITH q(term, w) AS (VALUES {values}) "
-        "SELECT p.doc_id FROM lexical_posting p JOIN q ON q.term = p.term "
-        "WHERE p.tenant = :tenant AND p.customer_id = :customer_id AND p.source = :source "
-        f"GROUP BY p.doc_id ORDER BY SUM(q.w * p.tf * {K1 + 1.0} / (p.tf + {K1})) DESC, p.doc_id "
-        "LIMIT :limit"
-    )
-
-
-_TOP: dict[int, sa.TextClause] = {}
 
 
 def rank(
@@ -100,18 +85,19 @@ def rank(
         return []
     params = {"tenant": scope.tenant, "customer_id": scope.customer_id}
     df = _document_frequencies(conn, params, query.terms)
-    lexical_top = _lexical_top(conn, params, snap, n, df, per_signal)
+    lexical = _lexical(conn, params, snap, n, df, query.terms)
+    lexical_top = lexical.top(allowed, per_signal)
     vector = np.asarray(query.vector.result(), dtype=np.float32).reshape(-1)
     dense, ranking = _dense(snap, n, vector, fusion, int(allowed.sum()))
     masked = np.where(allowed, ranking, -np.inf)
     take = min(per_signal, n)
     dense_top = np.argpartition(-masked, take - 1)[:take] if take < n else np.arange(n)
-    chosen = sorted({int(i) for i in dense_top if allowed[i]} | {i for i in lexical_top if allowed[i]})
+    chosen = sorted({int(i) for i in dense_top if allowed[i]} | set(lexical_top))
     if not chosen:
         return []
-    scores = _exact_bm25(conn, params, snap, n, chosen, query.terms, df)
+    scores = lexical.of(chosen)
     ranked = fuse(
-        vector, np.zeros((len(chosen), 0), dtype=np.float32), [scores.get(i) for i in chosen],
+        vector, np.zeros((len(chosen), 0), dtype=np.float32), scores,
         [()] * len(chosen), set(),
         k=k, threshold=threshold, fusion=fusion, yes_no=query.yes_no,
         cosines=([float(dense[i]) for i in chosen], [float(ranking[i]) for i in chosen]),
@@ -174,57 +160,68 @@ def _document_frequencies(
     return {str(t): int(c) for t, c in conn.execute(_DF, {**params, "terms": list(terms)}).all()}
 
 
-def _lexical_top(
-    conn: sa.Connection, params: dict[str, Any], snap: Snapshot, n: int, df: dict[str, int], limit: int
-) -> list[int]:
-    """The positions of the turns with the best BM25 (no length norm) over the rarer query terms."""
-    if not df:
-        return []
-    used: list[tuple[str, int]] = []
-    read = 0
-    for term, count in sorted(df.items(), key=lambda item: (item[1], item[0])):
-        if used and read + count > POSTINGS_BUDGET:
-            break
-        used.append((term, count))
-        read += count
-    statement = _TOP.get(len(used))
-    if statement is None:
-        statement = _TOP[len(used)] = _top_statement(len(used))
-    bound: dict[str, Any] = {**params, "source": TURN_SOURCE, "limit": limit}
-    for i, (term, count) in enumerate(used):
-        bound[f"t{i}"] = term
-        bound[f"w{i}"] = idf(term, max(n, count), count)
-    positions = []
-    for (doc_id,) in conn.execute(statement, bound).all():
-        at = snap.index_of.get(doc_id)
-        if at is not None and at < n:
-            positions.append(at)
-    return positions
+@dataclass(slots=True)
+class _Lexical:
+    """BM25 of every turn holding a read term (``scores``, per turn position) and, per turn, the
+    terms it holds."""
+
+    scores: np.ndarray
+    terms: dict[int, list[str]]
+    query_weight: float
+
+    def top(self, allowed: np.ndarray, limit: int) -> list[int]:
+        held = np.flatnonzero((self.scores > 0) & allowed)
+        if len(held) > limit:
+            held = held[np.argpartition(-self.scores[held], limit - 1)[:limit]]
+        return [int(i) for i in held]
+
+    def of(self, chosen: list[int]) -> list[LexicalScore | None]:
+        return [
+            LexicalScore(float(self.scores[i]), tuple(sorted(self.terms[i])), self.query_weight)
+            if i in self.terms
+            else None
+            for i in chosen
+        ]
 
 
-def _exact_bm25(
+def _lexical(
     conn: sa.Connection,
     params: dict[str, Any],
     snap: Snapshot,
     n: int,
-    chosen: list[int],
-    terms: Sequence[str],
     df: dict[str, int],
-) -> dict[int, LexicalScore]:
-    """BM25 of the candidates with the customer's statistics (all its turns, not the candidates')."""
-    if not df:
-        return {}
-    docs = {snap.turn_ids[i]: i for i in chosen}
-    lengths = snap.lengths[:n]
-    avgdl = max(float(lengths.mean()) if n else 1.0, 1.0)
+    terms: Sequence[str],
+) -> _Lexical:
+    """The BM25 side over the query's terms the budget admits, rarest first (see the module doc)."""
+    scores = np.zeros(n, dtype=np.float64)
+    used: list[str] = []
+    read = 0
+    for term, count in sorted(df.items(), key=lambda item: (item[1], item[0])):
+        if used and read + count > POSTINGS_BUDGET:
+            break
+        used.append(term)
+        read += count
     weights = {t: idf(t, max(n, c), c) for t, c in df.items()}
     query_weight = sum(weights.get(t, idf(t, n, 0)) for t in dict.fromkeys(terms))
-    totals: dict[int, float] = {}
-    matched: dict[int, list[str]] = {}
-    postings = conn.execute(_CANDIDATE_POSTINGS, {**params, "terms": list(df), "docs": list(docs)}).all()
-    for doc_id, term, tf in postings:
-        i = docs[doc_id]
-        norm = K1 * (1.0 - B + B * float(lengths[i]) / avgdl)
-        totals[i] = totals.get(i, 0.0) + weights[term] * tf * (K1 + 1.0) / (tf + norm)
-        matched.setdefault(i, []).append(term)
-    return {i: LexicalScore(s, tuple(sorted(matched[i])), query_weight) for i, s in totals.items()}
+    held: dict[int, list[str]] = {}
+    if not used:
+        return _Lexical(scores, held, query_weight)
+    rows = conn.execute(_POSTINGS, {**params, "terms": used}).all()
+    index_of = snap.index_of
+    at = np.empty(len(rows), dtype=np.int64)
+    tf = np.empty(len(rows), dtype=np.float64)
+    weight = np.empty(len(rows), dtype=np.float64)
+    kept = 0
+    for doc_id, term, count in rows:
+        i = index_of.get(doc_id)
+        if i is None or i >= n:  # not held yet (its vector is missing) or newer than this snapshot
+            continue
+        at[kept], tf[kept], weight[kept] = i, count, weights[term]
+        held.setdefault(i, []).append(term)
+        kept += 1
+    at, tf, weight = at[:kept], tf[:kept], weight[:kept]
+    lengths = snap.lengths[:n]
+    avgdl = max(float(lengths.mean()) if n else 1.0, 1.0)
+    norm = K1 * (1.0 - B + B * lengths[at] / avgdl)
+    np.add.at(scores, at, weight * tf * (K1 + 1.0) / (tf + norm))
+    return _Lexical(scores, held, query_weight)
