@@ -45,11 +45,27 @@ from connector.clock import FrozenClock  # noqa: E402
 from connector.conversations import RecallOptions  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
+from connector.episodic.fusion import Fusion  # noqa: E402
 from connector.memory import Memory  # noqa: E402
 from connector.settings import ChromaSettings, ConversationSettings, RetentionSettings, Settings  # noqa: E402
 
-DATA = ROOT.parent.parent / "shared" / "data" / "longmemeval_dev.json.gz"
-PROFILES = ("dialogue", "lexical", "dense")
+# ../shared/data beside the checkout (or beside the worktrees' folder)
+DATA = (
+    next(
+        (p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if p.exists()),
+        ROOT.parent / "shared",
+    )
+    / "data"
+    / "longmemeval_dev.json.gz"
+)
+# name -> what RecallOptions.profile gets; "adaptive" is the hybrid whose lexical weight grows as
+# the customer's history shrinks (Fusion.small_scope_weight), measured beside the default
+PROFILES: dict[str, Any] = {
+    "dialogue": "dialogue",
+    "adaptive": Fusion(small_scope_weight=0.5),
+    "lexical": "lexical",
+    "dense": "dense",
+}
 K = 10
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -73,7 +89,7 @@ def new_memory(workdir: Path, pg_url: str | None) -> Memory:
     upgrade_to_head(engine)
     settings = Settings(
         data_dir=workdir / "data",
-        chroma=ChromaSettings(path=workdir / "chroma", collection_prefix=f"b{os.getpid()}"),
+        chroma=ChromaSettings(path=workdir / "chroma", collection_prefix="bench"),
         conversations=ConversationSettings(enabled=True),
         retention=RetentionSettings(episodic_days=3650, pii_days=3650),
     )
@@ -155,7 +171,7 @@ def random_unit(text: str, dimension: int) -> Any:
     return v / np.linalg.norm(v)
 
 
-def ask(memory: Memory, customer: str, q: dict[str, Any], profile: str) -> tuple[int, bool]:
+def ask(memory: Memory, customer: str, q: dict[str, Any], profile: Any) -> tuple[int, bool]:
     """The rank of the first evidence turn among the hits (0: none in the top K) and whether an
     evidence session is among the top 5 hits' sessions."""
     as_of = parse_date(q["question_date"]) + timedelta(days=1)
@@ -187,7 +203,7 @@ def quality(memory: Memory, questions: list[dict[str, Any]], *, short: bool) -> 
         ranks: dict[str, list[int]] = defaultdict(list)
         sessions: dict[str, list[bool]] = defaultdict(list)
         for n, q in enumerate(questions):
-            rank, session_hit = ask(memory, f"{tag}{n}", q, profile)
+            rank, session_hit = ask(memory, f"{tag}{n}", q, PROFILES[profile])
             sessions[q["question_type"]].append(session_hit)
             if evidence_turns(q):
                 ranks[q["question_type"]].append(rank)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from connector.lexical.bm25 import K1, B, LexicalScore, idf
 from connector.lexical.tables import POSTINGS, TURN_SOURCE
 from connector.scope import Scope
 
-POSTINGS_BUDGET = 3_000  # postings the lexical top list reads at most (its terms' document frequencies)
+POSTINGS_BUDGET = 2_000  # postings the lexical top list reads at most (its terms' document frequencies)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +48,16 @@ class Filters:
     exclude_session: str | None
 
 
-_DF = (
-    sa.select(POSTINGS.c.term, sa.func.count())
-    .where(
-        POSTINGS.c.tenant == sa.bindparam("tenant"),
-        POSTINGS.c.customer_id == sa.bindparam("customer_id"),
-        POSTINGS.c.source == TURN_SOURCE,
-        POSTINGS.c.term.in_(sa.bindparam("terms", expanding=True)),
+def _df_statement(n_terms: int) -> sa.TextClause:
+    """Each term's document frequency, counted up to ``:cap`` (one bounded index range per term)."""
+    one = (
+        "SELECT :t{i}, COUNT(*) FROM (SELECT 1 FROM lexical_posting WHERE tenant = :tenant"
+        " AND customer_id = :customer_id AND source = :source AND term = :t{i} LIMIT :cap) c{i}"
     )
-    .group_by(POSTINGS.c.term)
-)
+    return sa.text(" UNION ALL ".join(one.format(i=i) for i in range(n_terms)))
+
+
+_DF: dict[int, sa.TextClause] = {}
 _POSTINGS = sa.select(POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf).where(
     POSTINGS.c.tenant == sa.bindparam("tenant"),
     POSTINGS.c.customer_id == sa.bindparam("customer_id"),
@@ -101,6 +102,7 @@ def rank(
         [()] * len(chosen), set(),
         k=k, threshold=threshold, fusion=fusion, yes_no=query.yes_no,
         cosines=([float(dense[i]) for i in chosen], [float(ranking[i]) for i in chosen]),
+        scope_size=int(allowed.sum()),
     )  # fmt: skip
     out = []
     for r in ranked:
@@ -125,48 +127,48 @@ def _dense(
     snap: Snapshot, n: int, vector: np.ndarray, fusion: Fusion, live: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per turn: its best cosine to the query over its parts, and the centred score the ranking uses
-    (:func:`connector.episodic.fusion._cosines`, centred on the customer's centroid)."""
-    rows = snap.matrix
-    norm = float(np.sqrt(snap.total @ snap.total))
+    (:func:`connector.episodic.fusion._cosines`, centred on the customer's centroid, whose cosine
+    to each vector the snapshot holds: one product per recall)."""
+    cos = np.einsum("ij,j->i", snap.matrix, vector)
     strength = (
-        fusion.centring * live / (live + fusion.centring_scope)
-        if fusion.centring > 0 and live > 1 and norm > 0
-        else 0.0
+        fusion.centring * live / (live + fusion.centring_scope) if fusion.centring > 0 and live > 1 else 0.0
     )
-    if strength:
-        both = np.einsum("ij,kj->ki", rows, np.stack((vector, (snap.total / norm).astype(np.float32))))
-        cos, toward = both[0], both[1]
-        centred = cos - strength * toward
-    else:
-        cos = np.einsum("ij,j->i", rows, vector)
-        centred = cos
-    dense = cos[snap.first[:n]].astype(np.float64)
-    ranking = centred[snap.first[:n]].astype(np.float64)
-    parts = snap.part_rows
-    if len(parts):
-        owners = snap.owner[parts]
-        inside = owners < n
-        parts, owners = parts[inside], owners[inside]
-        np.maximum.at(dense, owners, cos[parts])
-        np.maximum.at(ranking, owners, centred[parts])
+    centred = cos - strength * snap.toward if strength else cos
+    if len(snap.part_rows) == 0:  # one row per turn, in turn order
+        return cos[:n].astype(np.float64), centred[:n].astype(np.float64)
+    grouped, starts = snap.grouped, snap.starts[:n]
+    dense = np.maximum.reduceat(cos[grouped], starts)[:n].astype(np.float64)
+    ranking = np.maximum.reduceat(centred[grouped], starts)[:n].astype(np.float64)
     return dense, ranking
 
 
 def _document_frequencies(
     conn: sa.Connection, params: dict[str, Any], terms: Sequence[str]
 ) -> dict[str, int]:
+    """The query terms' document frequencies among the customer's turns, each counted up to the
+    postings budget (a term held more widely is not read, and its exact frequency is not needed)."""
     if not terms:
         return {}
-    return {str(t): int(c) for t, c in conn.execute(_DF, {**params, "terms": list(terms)}).all()}
+    statement = _DF.get(len(terms))
+    if statement is None:
+        statement = _DF[len(terms)] = _df_statement(len(terms))
+    bound = {**params, "source": TURN_SOURCE, "cap": POSTINGS_BUDGET + 1}
+    bound.update({f"t{i}": term for i, term in enumerate(terms)})
+    result = conn.execute(statement, bound)
+    rows = result.cursor.fetchall()
+    result.close()
+    return {str(t): int(c) for t, c in rows if c}
 
 
 @dataclass(slots=True)
 class _Lexical:
-    """BM25 of every turn holding a read term (``scores``, per turn position) and, per turn, the
-    terms it holds."""
+    """BM25 of every turn holding a read term (``scores``, per turn position), and the postings read
+    (turn position and term, ordered by turn) to say which terms a candidate holds."""
 
     scores: np.ndarray
-    terms: dict[int, list[str]]
+    at: np.ndarray
+    term: np.ndarray
+    used: list[str]
     query_weight: float
 
     def top(self, allowed: np.ndarray, limit: int) -> list[int]:
@@ -176,12 +178,17 @@ class _Lexical:
         return [int(i) for i in held]
 
     def of(self, chosen: list[int]) -> list[LexicalScore | None]:
-        return [
-            LexicalScore(float(self.scores[i]), tuple(sorted(self.terms[i])), self.query_weight)
-            if i in self.terms
-            else None
-            for i in chosen
-        ]
+        wanted = np.asarray(chosen, dtype=np.int64)
+        lo = np.searchsorted(self.at, wanted, side="left").tolist()
+        hi = np.searchsorted(self.at, wanted, side="right").tolist()
+        out: list[LexicalScore | None] = []
+        for i, a, b in zip(chosen, lo, hi, strict=True):
+            if a == b:
+                out.append(None)
+                continue
+            terms = tuple(sorted(self.used[t] for t in self.term[a:b].tolist()))
+            out.append(LexicalScore(float(self.scores[i]), terms, self.query_weight))
+        return out
 
 
 def _lexical(
@@ -193,35 +200,35 @@ def _lexical(
     terms: Sequence[str],
 ) -> _Lexical:
     """The BM25 side over the query's terms the budget admits, rarest first (see the module doc)."""
-    scores = np.zeros(n, dtype=np.float64)
     used: list[str] = []
     read = 0
-    for term, count in sorted(df.items(), key=lambda item: (item[1], item[0])):
+    for name, count in sorted(df.items(), key=lambda item: (item[1], item[0])):
         if used and read + count > POSTINGS_BUDGET:
             break
-        used.append(term)
+        used.append(name)
         read += count
     weights = {t: idf(t, max(n, c), c) for t, c in df.items()}
     query_weight = sum(weights.get(t, idf(t, n, 0)) for t in dict.fromkeys(terms))
-    held: dict[int, list[str]] = {}
+    empty = np.zeros(0, dtype=np.int64)
     if not used:
-        return _Lexical(scores, held, query_weight)
-    rows = conn.execute(_POSTINGS, {**params, "terms": used}).all()
-    index_of = snap.index_of
-    at = np.empty(len(rows), dtype=np.int64)
-    tf = np.empty(len(rows), dtype=np.float64)
-    weight = np.empty(len(rows), dtype=np.float64)
-    kept = 0
-    for doc_id, term, count in rows:
-        i = index_of.get(doc_id)
-        if i is None or i >= n:  # not held yet (its vector is missing) or newer than this snapshot
-            continue
-        at[kept], tf[kept], weight[kept] = i, count, weights[term]
-        held.setdefault(i, []).append(term)
-        kept += 1
-    at, tf, weight = at[:kept], tf[:kept], weight[:kept]
+        return _Lexical(np.zeros(n, dtype=np.float64), empty, empty, used, query_weight)
+    # plain tuples from the driver, mapped by C-level loops: no Python statement per posting
+    result = conn.execute(_POSTINGS, {**params, "terms": used})
+    rows = result.cursor.fetchall()
+    result.close()
+    if not rows:
+        return _Lexical(np.zeros(n, dtype=np.float64), empty, empty, used, query_weight)
+    docs, term_names, counts = zip(*rows, strict=True)
+    at = np.fromiter(map(snap.index_of.get, docs, repeat(-1)), dtype=np.int64, count=len(docs))
+    position = {t: i for i, t in enumerate(used)}
+    term = np.fromiter(map(position.__getitem__, term_names), dtype=np.int64, count=len(docs))
+    tf = np.asarray(counts, dtype=np.float64)
+    keep = (at >= 0) & (at < n)  # not held yet (its vector is missing) or newer than this snapshot
+    at, term, tf = at[keep], term[keep], tf[keep]
     lengths = snap.lengths[:n]
     avgdl = max(float(lengths.mean()) if n else 1.0, 1.0)
     norm = K1 * (1.0 - B + B * lengths[at] / avgdl)
-    np.add.at(scores, at, weight * tf * (K1 + 1.0) / (tf + norm))
-    return _Lexical(scores, held, query_weight)
+    weight = np.asarray([weights[t] for t in used], dtype=np.float64)[term]
+    scores = np.bincount(at, weights=weight * tf * (K1 + 1.0) / (tf + norm), minlength=n)
+    order = np.argsort(at, kind="stable")
+    return _Lexical(scores, at[order], term[order], used, query_weight)

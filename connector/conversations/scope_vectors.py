@@ -112,6 +112,9 @@ class Snapshot:
     first: np.ndarray  # per turn: the row of its own vector
     part_rows: np.ndarray  # the rows that are a turn's further part
     total: np.ndarray  # the sum of the turns' own vectors (the customer's centroid direction)
+    toward: np.ndarray  # per vector: its cosine to that centroid (0 when the vectors cancel out)
+    grouped: np.ndarray  # the vectors' rows ordered by turn (a turn's own row, then its parts')
+    starts: np.ndarray  # per turn: where its rows start in ``grouped``
 
     @property
     def turns(self) -> int:
@@ -133,6 +136,7 @@ class _Held:
     pending_turns: dict[str, Any] = field(default_factory=dict)  # id -> row, vector not found yet
     pending_parts: dict[str, Any] = field(default_factory=dict)
     tried: float = 0.0
+    derived: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None  # rows, toward, grouped, starts
     occurred: _Growing = field(init=False)
     session_code: _Growing = field(init=False)
     lengths: _Growing = field(init=False)
@@ -156,12 +160,30 @@ class _Held:
     def nbytes(self) -> int:
         return int(self.matrix.data.nbytes) + 200 * len(self.turn_ids)
 
+    def _derived(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What every recall would otherwise compute over all the vectors, once per change."""
+        rows = self.matrix.size
+        if self.derived is None or self.derived[0] != rows:
+            norm = float(np.sqrt(self.total @ self.total))
+            matrix = self.matrix.view()
+            toward = (
+                np.einsum("ij,j->i", matrix, (self.total / norm).astype(np.float32))
+                if norm > 0
+                else np.zeros(rows, dtype=np.float32)
+            )
+            owner = self.owner.view()
+            grouped = np.argsort(owner, kind="stable")
+            starts = np.searchsorted(owner[grouped], np.arange(len(self.turn_ids)))
+            self.derived = (rows, toward, grouped, starts)
+        return self.derived[1], self.derived[2], self.derived[3]
+
     def snapshot(self) -> Snapshot:
+        toward, grouped, starts = self._derived()
         return Snapshot(
             list(self.turn_ids), self.sessions, self.seqs, self.hashes, self.index_of,
             self.occurred.view(), self.session_code.view(), dict(self.session_codes), self.lengths.view(),
             self.matrix.view(), self.owner.view(), self.first.view(), self.part_rows.view(),
-            self.total.copy(),
+            self.total.copy(), toward, grouped, starts,
         )  # fmt: skip
 
     def add(self, index: CachedIndex, scope: Scope, turns: list[Any], parts: list[Any]) -> None:

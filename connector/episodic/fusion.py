@@ -90,6 +90,11 @@ class Fusion:
     centring: float = 0.5  # the share of each candidate's similarity to the scope's centroid taken off
     # its cosine before ranking (0: plain cosine), scaled by n / (n + centring_scope) for n candidates
     centring_scope: float = 50.0
+    # Short histories (turn recall): with few candidates the dense z-scores are noisy and the words
+    # a question shares with its evidence tell more; the lexical weight moves towards
+    # ``small_scope_weight`` by small_scope / (n + small_scope) for a scope of n entries (None: off).
+    small_scope_weight: float | None = None
+    small_scope: float = 40.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +221,7 @@ def fuse(
     fusion: Fusion,
     yes_no: bool = False,
     cosines: tuple[list[float], list[float]] | None = None,
+    scope_size: int | None = None,
 ) -> list[Fused]:
     """Top ``k`` candidates: queried documents first, then by fused score, weak ones cut.
 
@@ -223,7 +229,7 @@ def fuse(
     (:func:`connector.episodic.question_form.asks_yes_or_no`); it is not hedged unless
     ``fusion.hedge_yes_no``. ``cosines``: each candidate's cosine and centred score, computed by the
     caller (turn recall centres on the customer's whole history, not on its candidates); ``vectors``
-    is then not read."""
+    is then not read. ``scope_size``: how many entries the scope holds (default: the candidates)."""
     n = len(lexical) if cosines is not None else len(vectors)
     if n == 0:
         return []
@@ -241,6 +247,10 @@ def fuse(
     weight = (
         _lexical_weight(fusion, parts, held, shared, query_weight) if fusion.method == "weighted" else 0.0
     )
+    if fusion.small_scope_weight is not None and weight < fusion.small_scope_weight and held:
+        size = n if scope_size is None else scope_size
+        pull = fusion.small_scope / (size + fusion.small_scope)
+        weight += (fusion.small_scope_weight - weight) * pull
     fused = _fused_scores(ranking, lex, fusion, weight=weight, query_weight=query_weight)
     bonus = _value_bonus(parts, held, fusion)
     if bonus is not None:
