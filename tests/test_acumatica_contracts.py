@@ -21,6 +21,7 @@ from connector.adapters.acumatica import SUPPORTED_VERSIONS, AcumaticaAdapter, c
 from connector.adapters.acumatica import values as v
 from connector.adapters.acumatica.streams import STREAMS
 from connector.clock import FrozenClock
+from connector.errors import ERPProtocolError
 from connector.settings import SyncSettings
 from connector.testing import FakeAcumatica
 from connector.testing.acumatica import ALL_VERSIONS
@@ -204,3 +205,22 @@ def test_every_mapper_read_is_a_defined_field_read_with_a_fitting_reader(
         declared = contract.field_type(version, entity, name)
         if declared is not None:
             assert declared in READABLE[reader], f"{reader}() cannot read {entity}.{name}: {declared}"
+
+
+def test_a_server_offering_no_supported_version_is_refused_before_any_read() -> None:
+    fake = FakeAcumatica(
+        seed=1, clock=FrozenClock(NOW), customers=3, vendors=1, invoices=1, sales_orders=1, bills=1, cases=1,
+        versions=("19.100.001", "30.100.001"),
+    )  # fmt: skip
+    transport = httpx.MockTransport(fake.handle)
+    adapter = AcumaticaAdapter(
+        fake.tenant_settings(), sync=SyncSettings(), clock=FrozenClock(NOW), transport=transport
+    )
+    with pytest.raises(ERPProtocolError) as raised, adapter:
+        pass
+    assert str(raised.value).startswith(
+        "Acumatica offers the Default endpoint in version(s) 19.100.001, 30.100.001"
+    )
+    assert "this project supports 20.200.001, 22.200.001" in str(raised.value)
+    assert [r.target for r in fake.requests] == ["login", "index", "logout"]
+    assert fake.active_sessions == 0
