@@ -153,7 +153,8 @@ def check_tenant(settings: Settings, tenant: TenantSettings) -> CheckResult:
     session = "logged in, " if tenant.kind == "acumatica" else ""
     read = f"read {streams[0]} authenticated" if streams else "no stream configured to read"
     logout = ", logged out" if tenant.kind == "acumatica" else ""
-    endpoint = f"endpoint Default/{version}, " if tenant.kind == "acumatica" and version else ""
+    why = "configured" if tenant.version else "the newest the server offers that this project supports"
+    endpoint = f"endpoint Default/{version} ({why}), " if tenant.kind == "acumatica" and version else ""
     detail = (
         f"{tenant.kind} at {tenant.base_url}: {endpoint}{session}{read}{logout} in {elapsed_ms:.0f} ms"
         f" ({requests} request(s)); streams {', '.join(streams) or 'none'}"

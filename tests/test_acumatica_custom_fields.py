@@ -36,7 +36,7 @@ def test_doctor_shows_the_endpoint_version_and_each_undefined_custom_field(
     tenant = fake.tenant_settings("acme", base_url=url, custom_fields=CUSTOM, version="24.200.001")
     result = check_tenant(settings, tenant)
     assert result.verdict == "warn"
-    assert "endpoint Default/24.200.001" in result.detail
+    assert "endpoint Default/24.200.001 (configured)" in result.detail
     assert "custom field Document.UsrNotThere of Customer: the endpoint Default/24.200.001 refused it" in (
         result.detail
     )
@@ -45,7 +45,9 @@ def test_doctor_shows_the_endpoint_version_and_each_undefined_custom_field(
     served = fake.tenant_settings("acme", base_url=url, custom_fields={"Customer": ["Document.AttrPOREQ"]})
     result = check_tenant(settings, served)
     assert result.verdict == "ok", result.detail
-    assert "endpoint Default/25.200.001" in result.detail  # discovered: the newest supported
+    assert "endpoint Default/25.200.001 (the newest the server offers that this project supports)" in (
+        result.detail
+    )
 
 
 def test_a_sync_reads_the_rest_without_the_undefined_custom_field(caplog: pytest.LogCaptureFixture) -> None:

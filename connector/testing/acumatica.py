@@ -12,6 +12,11 @@ It implements cookie login/logout with idle expiry and an API login limit, the O
 endpoint (password and refresh-token grants; no client credentials), ``GET /entity``, lists with
 ``$filter`` ``$top`` ``$skip`` ``$select`` ``$expand`` ``$custom``, by-key reads, the real error
 bodies and status codes, and injectable faults. It counts the requests it served per path.
+
+Each endpoint version is served as Acumatica's published contract defines it
+(:mod:`connector.testing.acumatica_schema`). A ``$select``, ``$filter``, ``$expand`` or ``$custom``
+naming something the version does not define is answered with a 400: Acumatica's documentation does
+not say how a real server answers it, and a fake must never be more forgiving than the ERP.
 """
 
 from __future__ import annotations
