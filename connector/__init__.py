@@ -52,6 +52,8 @@ _LAZY = {
     "ContextInputError": "connector.context.query",
     "InvalidRecallError": "connector.conversations.models",
     "TurnHit": "connector.conversations.models",
+    "ImportReport": "connector.conversations.importer",
+    "InvalidImportError": "connector.conversations.import_lines",
     "FactError": "connector.facts.models",
     "LearnedFact": "connector.facts.models",
     "InvalidTurnError": "connector.working.models",
@@ -63,6 +65,8 @@ _LAZY = {
 if TYPE_CHECKING:
     from connector.context.lookup import DocumentDetail, UnknownDocumentError
     from connector.context.query import ContextInputError
+    from connector.conversations.import_lines import InvalidImportError
+    from connector.conversations.importer import ImportReport
     from connector.conversations.models import InvalidRecallError, TurnHit
     from connector.episodic.rebuild import RebuildReport
     from connector.facts.models import FactError, LearnedFact
@@ -91,7 +95,9 @@ __all__ = [
     "ErasedCustomerError",
     "ErasureIncomplete",
     "FactError",
+    "ImportReport",
     "InvalidCaseError",
+    "InvalidImportError",
     "InvalidRecallError",
     "InvalidTurnError",
     "LLMError",

@@ -22,6 +22,8 @@ RESULTS = {
     "CaseHit": "connector.episodic.models", "RecordedCase": "connector.episodic.models",
     "InvalidCaseError": "connector.episodic.models", "RebuildReport": "connector.episodic.rebuild",
     "TurnHit": "connector.conversations.models", "InvalidRecallError": "connector.conversations.models",
+    "ImportReport": "connector.conversations.importer",
+    "InvalidImportError": "connector.conversations.import_lines",
     "Turn": "connector.working.models", "PinnedValue": "connector.working.models",
     "InvalidTurnError": "connector.working.models", "UnknownSessionError": "connector.working.models",
     "LearnedFact": "connector.facts.models", "FactError": "connector.facts.models",

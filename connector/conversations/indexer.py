@@ -144,7 +144,7 @@ def _index_batches(conv: ConversationMemory, pendings: Sequence[tuple[str, _Pend
     cutoff = conv.window_start()
     embedder = conv.embedder
     texts: list[str] = []  # each turn's text, then its further parts', session after session
-    planned: list[tuple[str, _Pending, list[dict[str, Any]], list[str], list[dict[str, Any]]]] = []
+    planned: list[Planned] = []
     for sid, pending in pendings:
         scope = pending.scope
         rows: list[dict[str, Any]] = []
@@ -188,11 +188,15 @@ def _index_batches(conv: ConversationMemory, pendings: Sequence[tuple[str, _Pend
     blocks: list[Any] = []
     written: dict[Scope, list[str]] = {}
     offset = 0
+    committed = _commit_together(conv, planned) if len(planned) > 1 else None
     for sid, pending, rows, lexical_texts, part_rows in planned:
         ordered = _in_text_order(rows, part_rows)
         start, offset = offset, offset + len(ordered)
         new_upto = int(pending.turns[-1].seq)  # tool or blank turns only: the progress moves all the same
-        if not _commit(conv, sid, pending, new_upto, rows, lexical_texts, part_rows) or not rows:
+        if committed is not None:
+            if sid not in committed or not rows:
+                continue
+        elif not _commit(conv, sid, pending, new_upto, rows, lexical_texts, part_rows) or not rows:
             continue
         ids += [row["id"] for row in ordered]
         metadatas += [{**_scope_row(pending.scope), HASH_KEY: row["vector_hash"]} for row in ordered]
@@ -266,6 +270,65 @@ def _commit(
             transaction.rollback()
             raise
     return True
+
+
+Planned = tuple[str, _Pending, list[dict[str, Any]], list[str], list[dict[str, Any]]]
+
+
+def _commit_together(conv: ConversationMemory, planned: Sequence[Planned]) -> set[str] | None:
+    """Step 3 for several sessions in one transaction (an import's batch): one erasure check and one
+    generation per customer, the rows and postings of every session in one insert each, one commit.
+    Returns the sessions committed (a session whose progress another pass moved, or whose customer
+    was erased, is left out), or None when a conflict rolled everything back: then each session is
+    committed on its own (:func:`_commit`)."""
+    done: set[str] = set()
+    with conv.engine.connect() as conn:
+        transaction = conn.begin()
+        try:
+            scopes = list(dict.fromkeys(p.scope for _, p, *_ in planned))
+            erased = set(conv.erasures.erased_among(scopes, conn))
+            turn_rows: list[dict[str, Any]] = []
+            parts: list[dict[str, Any]] = []
+            documents: list[LexicalDocument] = []
+            gens: dict[Scope, int] = {}
+            for sid, pending, rows, texts, part_rows in planned:
+                scope = pending.scope
+                if scope in erased:
+                    continue
+                conn.execute(
+                    _insert(conn, SESSIONS)
+                    .values(session_id=sid, **_scope_row(scope), indexed_upto_seq=0)
+                    .on_conflict_do_nothing()
+                )
+                moved = conn.execute(
+                    sa.update(SESSIONS)
+                    .where(SESSIONS.c.session_id == sid, SESSIONS.c.indexed_upto_seq == pending.upto)
+                    .values(indexed_upto_seq=int(pending.turns[-1].seq))
+                ).rowcount
+                if not moved:
+                    log.debug("turns of session %s were indexed by another pass", sid)
+                    continue
+                done.add(sid)
+                if not rows:
+                    continue
+                if scope not in gens:
+                    gens[scope] = generations.bump(conn, scope)
+                turn_rows += [{**r, "gen": gens[scope]} for r in rows]
+                parts += [{**p, "gen": gens[scope]} for p in part_rows]
+                documents += [LexicalDocument(scope, r["id"], t) for r, t in zip(rows, texts, strict=True)]
+            if turn_rows:
+                conn.execute(sa.insert(TURNS), turn_rows)
+            if parts:
+                conn.execute(sa.insert(PARTS), parts)
+            lexical.write(conn, TURN_SOURCE, documents)
+            transaction.commit()
+        except IntegrityError:
+            transaction.rollback()
+            return None
+        except BaseException:
+            transaction.rollback()
+            raise
+    return done
 
 
 def pending_sessions(conv: ConversationMemory, limit: int | None = None) -> list[str]:
