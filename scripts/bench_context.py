@@ -55,7 +55,7 @@ from connector.episodic.documents import keys_for_documents  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
 from connector.episodic.vector_index import vector_hash  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
-from connector.erp.records import Contact, DocumentRecord, PartyRecord  # noqa: E402
+from connector.erp.records import Contact, DocType, DocumentRecord, PartyRecord  # noqa: E402
 from connector.facts.scope import FactScope  # noqa: E402
 from connector.facts.store import EXPLICIT_CATEGORY, FactInput, store_fact  # noqa: E402
 from connector.memory import Memory  # noqa: E402
@@ -122,7 +122,8 @@ def load_erp(memory: Memory, customers: int, documents: int, rng: random.Random)
         )
         for i in range(customers)
     ]
-    kinds = ["ar_invoice"] * 6 + ["sales_order"] * 3 + ["credit_memo"]
+    mix: dict[DocType, int] = {"ar_invoice": 6, "sales_order": 3, "credit_memo": 1}
+    kinds = [kind for kind, weight in mix.items() for _ in range(weight)]
     docs = []
     for n in range(documents):
         kind = kinds[n % len(kinds)]
@@ -172,9 +173,8 @@ def load_erp(memory: Memory, customers: int, documents: int, rng: random.Random)
             upsert_records(conn, records[start : start + 5000], synced)
     with memory.engine.begin() as conn:
         for stream in ("customers", "invoices", "sales_orders"):
-            conn.execute(
-                sa.insert(SyncState.__table__), {"tenant": TENANT, "stream": stream, "updated_at": synced}
-            )  # type: ignore[attr-defined]
+            sync_state: sa.Table = SyncState.__table__  # type: ignore[attr-defined]
+            conn.execute(sa.insert(sync_state), {"tenant": TENANT, "stream": stream, "updated_at": synced})
 
 
 def load_cases(memory: Memory, customers: int, cases: int, seed: int) -> None:
@@ -183,7 +183,7 @@ def load_cases(memory: Memory, customers: int, cases: int, seed: int) -> None:
     dim, model = memory.episodic.embedder.dimension, memory.episodic.embedder.model_id
     np_rng = np.random.default_rng(seed)
     for start in range(0, cases, 5000):
-        rows = []
+        rows: list[dict[str, Any]] = []
         for i in range(start, min(cases, start + 5000)):
             occurred = NOW - timedelta(days=1 + i % 150)
             docs = [f"AR{i % 999_999:06d}", f"CM-{i % 999_999:06d}"]

@@ -166,9 +166,8 @@ def by_party(docs: list[Any]) -> dict[str, list[Any]]:
 
 def spellings(number: str) -> list[str]:
     """Common ways a person writes ``AR900042``: as is, lower case, dashed, spaced, bare digits."""
-    prefix, digits = (
-        re.match(r"([A-Za-z]*)(\d+)", number).groups() if re.match(r"[A-Za-z]*\d+$", number) else ("", number)
-    )  # type: ignore[union-attr]
+    match = re.fullmatch(r"([A-Za-z]*)(\d+)", number)
+    prefix, digits = match.groups() if match else ("", number)
     forms = [
         number,
         number.lower(),
@@ -186,7 +185,7 @@ def questions(memory: Memory, rng: random.Random, per_kind: int) -> list[Questio
     for doc in rng.sample(big, min(len(big), max(1, per_kind // 5))):
         for form in spellings(doc.number):
             text = f"Can you check invoice {form}? What is still due on it?"
-            gold = (doc.number, money(doc.balance, doc.currency))
+            gold: tuple[str, ...] = (doc.number, money(doc.balance, doc.currency))
             out.append(Question("invoice_by_number", ACUMATICA, BIG, "customer", text, gold))
     live = (party_t.c.kind == "customer", party_t.c.deleted_at.is_(None))
     parties = {

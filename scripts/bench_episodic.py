@@ -115,8 +115,8 @@ def chroma_settings(workdir: Path) -> ChromaSettings:
 def chroma_server(where: str, workdir: Path) -> Iterator[tuple[str, int]]:
     """``HOST:PORT`` of a running server, or ``auto``: ``chroma run`` on a free local port until done."""
     if where != "auto":
-        host, _, port = where.rpartition(":")
-        yield host, int(port)
+        host, _, port_text = where.rpartition(":")
+        yield host, int(port_text)
         return
     executable = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
     if executable is None:
@@ -261,7 +261,8 @@ class CachedQueryEmbeddings:
     """Each question embedded once across the methods compared (the ranking is what differs)."""
 
     def __init__(self, embedder: Any) -> None:
-        self.embedder, self.cache = embedder, {}
+        self.embedder = embedder
+        self.cache: dict[Any, Any] = {}
 
     def __enter__(self) -> None:
         original = self.embedder.embed
@@ -657,7 +658,7 @@ def rare_hnsw_saves(index: Any, size: int) -> Iterator[None]:
     stored collection are the same; only the number of intermediate saves differs."""
     collection = getattr(index, "collection", None)
     saved = (getattr(collection, "configuration", None) or {}).get("hnsw") or {}
-    if "sync_threshold" not in saved:  # another vector index, or a Chroma without the setting
+    if collection is None or "sync_threshold" not in saved:  # another index, or no such setting
         yield
         return
     collection.modify(configuration={"hnsw": {"sync_threshold": max(LOAD_BATCH, min(size, 250_000))}})
@@ -781,7 +782,8 @@ def time_recall(store: SizedStore, i: int) -> None:
 def time_naive(store: SizedStore, n: int) -> None:
     """The single-collection, metadata-filtered Chroma query on the same collection."""
     episodic = store.memory.episodic
-    collection = getattr(episodic.index, "inner", episodic.index).collection  # Chroma, behind the cache
+    chroma: Any = getattr(episodic.index, "inner", episodic.index)  # Chroma, behind the cache
+    collection = chroma.collection
     for i in range(n):
         customer, text = store.customer(), QUERY_TEXTS[i % len(QUERY_TEXTS)]
         t0 = time.perf_counter()

@@ -39,13 +39,13 @@ NAMES = [
     "Caroline", "Melanie", "Jon", "Gina", "John", "Maria", "Joanna", "Nate", "Tim", "Audrey", "Andrew",
     "Deborah", "Evan", "Sam", "Calvin", "Dave", "James", "Jolene", "Ruth", "Tony",
 ]  # fmt: skip
-FRIENDS = ["Jess", "Marcus", "Priya", "Leo", "Hannah", "Omar", "Beth", "Kai", "Rosa", "Theo", "Ivy", "Sean"]
+FRIENDS = ("Jess", "Marcus", "Priya", "Leo", "Hannah", "Omar", "Beth", "Kai", "Rosa", "Theo", "Ivy", "Sean")
 WHEN = [
     "yesterday", "last weekend", "last Friday", "two days ago", "this morning", "last week",
     "on Saturday", "a few days ago", "last night", "on Sunday",
 ]  # fmt: skip
-PLACES = ["the lake", "Yosemite", "the coast", "the mountains", "Lake Tahoe", "the national park", "Big Sur"]
-CITIES = [
+PLACES = ("the lake", "Yosemite", "the coast", "the mountains", "Lake Tahoe", "the national park", "Big Sur")
+CITIES = (
     "Paris",
     "Tokyo",
     "Barcelona",
@@ -56,7 +56,7 @@ CITIES = [
     "Austin",
     "Dublin",
     "Lisbon",
-]
+)
 
 
 @dataclass(frozen=True)
@@ -277,13 +277,13 @@ def build(rng: random.Random, n: int) -> tuple[list[dict[str, Any]], list[dict[s
         blocks = [[c] for c in chat[2:]] + pairs
         rng.shuffle(blocks)
         mixed = chat[:2] + [turn for block in blocks for turn in block]
-        for t, (speaker, text, key) in enumerate(mixed):
+        for t, (speaker, text, fact_key) in enumerate(mixed):
             tid = f"{cid}:D{s + 1}:{t + 1}"
             when = sessions[s] + timedelta(minutes=t)
             turns.append({"turn_id": tid, "conversation": cid, "session": s + 1, "speaker": speaker,
                           "occurred_at": when.isoformat(), "text": f"{speaker}: {text}"})  # fmt: skip
-            if key is not None:
-                fact_turn[key] = tid
+            if fact_key is not None:
+                fact_turn[fact_key] = tid
     questions: list[dict[str, Any]] = []
     by_group: dict[tuple[int, str], list[str]] = {}
     done = {(who, event.name) for _, event, _, who in facts}

@@ -394,11 +394,11 @@ def build(rng: random.Random, n: int) -> tuple[list[dict[str, Any]], list[dict[s
     for i in range(18):
         topic = topics[i % len(topics)]
         session = rng.randrange(len(sessions))
-        speaker = rng.randrange(2)
+        teller = rng.randrange(2)
         values = fill(rng, topic, conv, session)
         phrasing, told = say(rng, topic, values)
-        conv.turns[session].append((speakers[speaker], told, {"fact": len(facts)}))
-        facts.append((session, topic, values, speaker))
+        conv.turns[session].append((speakers[teller], told, {"fact": len(facts)}))
+        facts.append((session, topic, values, teller))
         # look-alike: the same kind of event with other values, in another session
         other = rng.randrange(len(sessions))
         twin = fill(rng, topic, conv, other, thing=values["thing"], q_thing=values["q_thing"])
