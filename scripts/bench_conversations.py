@@ -138,7 +138,8 @@ class Memo:
     not depend on what the turns' vectors are; their texts and postings are real)."""
 
     def __init__(self, embedder: Any, *, fake: bool = False) -> None:
-        self.embedder, self.seen, self.fake = embedder, {}, fake
+        self.embedder, self.fake = embedder, fake
+        self.seen: dict[Any, Any] = {}
 
     def __enter__(self) -> None:
         import numpy as np
