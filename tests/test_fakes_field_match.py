@@ -275,9 +275,19 @@ def _acumatica_entities(version: str) -> list[Entity]:
         ("Case", case_t, {}, ("CaseID",), CASE),
     ]
     return [
-        _acumatica(version, stream, table, where, _key(version, stream, *keys), columns)
+        _acumatica(
+            version, stream, table, where, _key(version, stream, *keys), _with_codes(version, stream, columns)
+        )
         for stream, table, where, keys, columns in streams
     ]
+
+
+def _with_codes(version: str, stream: str, columns: Mapping[str, Expect]) -> dict[str, Expect]:
+    """From 26.200.001 a select value's ID is kept beside its description (``extra.status_code``)."""
+    wire = view(ENTITY_DEFS[stream], version)
+    if "Status" not in wire.selects:
+        return {**columns, "extra.status_code": lambda v: None}
+    return {**columns, "extra.status_code": lambda v: wire.code_of("Status", v["Status"])}
 
 
 def _sap_customers(fake: FakeSAP) -> dict[str, Mapping[str, Any]]:

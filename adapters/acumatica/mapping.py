@@ -160,6 +160,7 @@ def map_customer(record: Mapping[str, Any], tenant: str) -> PartyRecord:
                 "remaining_credit_limit": _as_str(v.money(credit, "RemainingCreditLimit")),
                 "open_orders_balance": _as_str(v.money(credit, "OpenOrdersBalance")),
                 "credit_days_past_due": _as_str(v.unwrap(credit, "CreditDaysPastDue")),
+                "status_code": _code_if_select(record, "Status"),
                 "tax_exemption_number": v.text(record, "TaxExemptionNumber"),
                 "price_class": v.text(record, "PriceClassID"),
                 "parent_account": v.text(record, "ParentRecord"),
@@ -192,7 +193,11 @@ def map_vendor(record: Mapping[str, Any], tenant: str) -> PartyRecord:
         addresses=addresses,
         attributes=_attributes(record),
         extra=_drop_none(
-            {"legal_name": v.text(record, "LegalName"), "payment_method": v.text(record, "PaymentMethod")}
+            {
+                "legal_name": v.text(record, "LegalName"),
+                "payment_method": v.text(record, "PaymentMethod"),
+                "status_code": _code_if_select(record, "Status"),
+            }
         ),
         source_modified_at=v.timestamp(record, "LastModifiedDateTime"),
         raw=dict(record),
