@@ -23,6 +23,7 @@ from connector.commands import (
     episodic,
     fake_erp,
     forget,
+    history,
     maintenance,
     mcp,
     schedule,
@@ -40,7 +41,8 @@ from connector.settings import Settings, TelemetrySettings, load_settings
 
 # Each provides register(subparsers); this order is the order of `connector --help`.
 COMMAND_MODULES = (
-    demo, db, doctor, fake_erp, sync, schedule, episodic, conversations, maintenance, context, forget, mcp,
+    demo, db, doctor, fake_erp, sync, schedule, episodic, conversations, maintenance, context, history,
+    forget, mcp,
 )  # fmt: skip
 
 EXIT_OK = 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -399,3 +400,61 @@ def test_lookup_document_as_of_a_date_gives_its_values_then(
     assert (then.balance, then.status, then.is_open) == (Decimal("1250"), "Open", True)
     with pytest.raises(UnknownDocumentError):  # dated after that day: it did not exist yet
         memory.lookup_document("C001", "INV-004821", tenant="acme", as_of=datetime(2026, 1, 1, tzinfo=UTC))
+
+
+# MCP ------------------------------------------------------------------------------------------------
+def test_the_mcp_erp_history_tool_and_get_context_as_of(
+    engine: Engine, erp: StubAdapter, clock: FrozenClock
+) -> None:
+    from connector.mcp_server.guard import ServedScope
+    from connector.mcp_server.tools import MemoryTools
+
+    memory = make_memory(engine, clock)
+    _, held = changed_twice(memory, erp, clock)
+    tools = MemoryTools(memory, ServedScope.from_settings(memory.settings))
+
+    result = tools.erp_history("C001", field="status", tenant="acme")
+    assert result.structured_content is not None
+    changes = result.structured_content["changes"]
+    assert [(c["field"], c["old"], c["new"]) for c in changes] == [("status", "Active", "On Hold")]
+    assert result.content[0].text == f"- status Active → On Hold (ERP change {held:%Y-%m-%d})"  # type: ignore[union-attr]
+    assert tools.erp_history("C001", since=clock.now(), tenant="acme").structured_content == {"changes": []}
+
+    then = tools.get_context("C001", "status?", tenant="acme", as_of=held - timedelta(days=1))
+    assert "On Hold" not in then.content[0].text.split("## Open documents")[0]  # type: ignore[union-attr]
+
+
+# CLI ------------------------------------------------------------------------------------------------
+def test_the_history_command_lists_and_filters_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    import connector
+    from connector.cli import main
+    from connector.settings import load_settings
+
+    monkeypatch.setenv("CONNECTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(connector, "_default_memory", None)
+    monkeypatch.setenv(
+        "CONNECTOR_TENANTS",
+        json.dumps([{"name": "acme", "kind": "acumatica", "base_url": "http://127.0.0.1:9"}]),
+    )
+    clock = FrozenClock(START)
+    memory = Memory(load_settings(), clock=clock, llm=None)
+    erp = StubAdapter("acme", page_size=3)
+    erp.add_stream("Customer", "party")
+    erp.put("Customer", customer("C001", T0))
+    sync(memory, erp, clock)
+    erp.put("Customer", customer("C001", START, status="On Hold", terms="60D"))
+    sync(memory, erp, clock)
+    memory.close()
+
+    assert main(["history", "C001", "--field", "status"]) == 0
+    assert capsys.readouterr().out == "- status Active → On Hold (ERP change 2026-03-10)\n"
+    assert main(["history", "C001", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert sorted(c["field"] for c in listed) == ["status", "terms"]
+    assert main(["history", "C002"]) == 0
+    assert capsys.readouterr().out == "no ERP changes recorded\n"
+    assert main(["history", "C001", "--since", "yesterday"]) == 2

@@ -27,7 +27,7 @@ from connector.cli import main
 
 __all__ = ["rig_factory"]
 
-READ_TOOLS = {"get_context", "recall_cases", "recall_conversations", "lookup_document"}
+READ_TOOLS = {"get_context", "recall_cases", "recall_conversations", "lookup_document", "erp_history"}
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_malformed_lines_get_a_json_rpc_error_and_the_session_goes_on(raw: RawSt
     assert raw.reply()["error"]["code"] == -32700
     raw.request(7, "tools/list")
     listed = raw.reply()
-    assert listed["id"] == 7 and len(listed["result"]["tools"]) == 8
+    assert listed["id"] == 7 and len(listed["result"]["tools"]) == 9
 
 
 def test_every_tool_has_an_output_schema_and_tool_results_are_json_structures(raw: RawStdio) -> None:

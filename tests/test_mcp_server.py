@@ -38,6 +38,7 @@ TOOLS = {
     "recall_cases",
     "recall_conversations",
     "lookup_document",
+    "erp_history",
     "record_turn",
     "pin",
     "record_case",

@@ -106,6 +106,27 @@ class DocumentOut(_Open):
     synced_at: str
 
 
+class ErpChangeOut(_Open):
+    """One change of a tracked ERP field (values as text: amounts exact decimals, dates ISO)."""
+
+    entity: str
+    kind: str
+    external_id: str
+    number: str | None
+    field: str
+    old: Any
+    new: Any
+    currency: str | None
+    changed_at: str
+    seen_at: str
+
+
+class ErpHistoryOut(_Open):
+    """erp_history: what changed in the ERP for the customer and its documents, newest first."""
+
+    changes: list[ErpChangeOut]
+
+
 class TurnRecorded(TypedDict):
     """record_turn: where the turn went."""
 

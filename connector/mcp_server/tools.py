@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, JsonValue
+from pydantic import AwareDatetime, Field, JsonValue
 
 from connector.context.quote import one_line
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
@@ -26,6 +26,7 @@ from connector.mcp_server.schemas import (
     CasesOut,
     ContextOut,
     DocumentOut,
+    ErpHistoryOut,
     FactLearned,
     TurnRecorded,
     TurnsOut,
@@ -33,6 +34,7 @@ from connector.mcp_server.schemas import (
 )
 from connector.memory import Memory
 from connector.scope import Scope
+from connector.semantic.history_reads import describe
 from connector.working.models import UnknownSessionError
 from connector.working.text import compact_json, json_safe
 
@@ -126,6 +128,14 @@ instruction ("wants dispute updates by e-mail", "always quote the PO number"). I
 restate ERP fields (credit limit, terms, currency, tax or account status, e-mail) are refused: the ERP
 is the source of truth for those."""
 
+ERP_HISTORY = """\
+What changed in the ERP for this customer and its documents, newest first, as the sync saw it: each
+change of a tracked field (status, credit limit, terms, currency, tax; a document's status, amount,
+balance, due date, open or closed, deletion) with its old and new value and the ERP's change date.
+Use it for "you lowered my credit limit last month", "since when are we on hold?", "was that invoice
+still open last week?". field narrows it to one field (e.g. credit_limit, status, balance); since
+(ISO 8601 with a time zone) to changes after that moment."""
+
 CUSTOMER_RESOURCE = """\
 The ERP's facts about one customer as of the last sync (account, terms, contacts, open documents),
 rendered as the context's ERP sections."""
@@ -152,6 +162,7 @@ class MemoryTools:
         server.add_tool(
             self.lookup_document, "lookup_document", description=LOOKUP_DOCUMENT, annotations=read_only
         )
+        server.add_tool(self.erp_history, "erp_history", description=ERP_HISTORY, annotations=read_only)
         server.add_tool(self.record_turn, "record_turn", description=RECORD_TURN, annotations=writes)
         server.add_tool(self.pin, "pin", description=PIN, annotations=writes)
         server.add_tool(self.record_case, "record_case", description=RECORD_CASE, annotations=writes)
@@ -178,6 +189,10 @@ class MemoryTools:
             int | None, Field(ge=100, le=200_000, description="Token budget; omit for the server's default.")
         ] = None,
         tenant: Tenant = None,
+        as_of: Annotated[
+            AwareDatetime | None,
+            Field(description="ISO 8601 moment with a time zone: the ERP facts as they stood then."),
+        ] = None,
     ) -> Annotated[CallToolResult, ContextOut]:
         def build() -> CallToolResult:
             scope = self.served.scope(customer_id, tenant)
@@ -190,6 +205,7 @@ class MemoryTools:
                 tenant=scope.tenant,
                 token_budget=token_budget,
                 party_kind=party_kind,
+                as_of=as_of,
             )
             return _result(result.text, result.to_dict())
 
@@ -264,6 +280,32 @@ class MemoryTools:
             return _result(found.text(), found)
 
         return _guarded("lookup_document", lookup)
+
+    def erp_history(
+        self,
+        customer_id: CustomerId,
+        field: Annotated[
+            str | None, Field(max_length=64, description="Only this field (credit_limit, status...).")
+        ] = None,
+        since: Annotated[
+            AwareDatetime | None, Field(description="Only changes after this ISO 8601 moment.")
+        ] = None,
+        party_kind: Annotated[
+            Literal["customer", "vendor"], Field(description='"vendor" when customer_id names a vendor.')
+        ] = "customer",
+        limit: Annotated[int, Field(ge=1, le=500, description="How many changes at most.")] = 50,
+        tenant: Tenant = None,
+    ) -> Annotated[CallToolResult, ErpHistoryOut]:
+        def history() -> CallToolResult:
+            scope = self.served.scope(customer_id, tenant)
+            changes = self.memory.erp_history(
+                scope.customer_id, tenant=scope.tenant, field=field, since=since,
+                party_kind=party_kind, limit=limit,
+            )  # fmt: skip
+            text = "\n".join(f"- {describe(c)}" for c in changes) or "no ERP changes recorded"
+            return _result(text, {"changes": changes})
+
+        return _guarded("erp_history", history)
 
     def record_turn(
         self,
