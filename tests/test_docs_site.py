@@ -55,3 +55,23 @@ def test_the_api_reference_documents_every_public_name() -> None:
     documented = set(re.findall(r"^::: connector\.(\w+)\s*$", reference, flags=re.MULTILINE))
     missing = sorted(set(connector.__all__) - documented)
     assert not missing, f"add `::: connector.<name>` to docs/reference/api.md for: {missing}"
+
+
+README = ROOT / "README.md"
+
+
+def test_the_readme_is_a_five_minute_read() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 300, f"README.md has {len(lines)} lines; move detail to docs/"
+    first = "\n".join(lines[:60])
+    assert "pip install" in first and "scripts/demo" in first and "scripts/test" in first
+    assert "connector demo" in first
+
+
+def test_the_readme_names_no_session_and_its_links_resolve() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert not re.search(r"\b[Ss]ession \d", text), "README figures are current: history goes to docs/"
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    assert "docs/benchmarks.md" in links and "docs/benchmarks-history.md" in links
+    missing = [link for link in links if not link.startswith("http") and not (ROOT / link).exists()]
+    assert not missing, missing
