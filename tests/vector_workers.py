@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import sqlalchemy as sa
 
 from connector.embeddings.base import Vectors
 from connector.errors import ErasedCustomerError, StoreTimeout
@@ -89,9 +90,26 @@ def _agent(memory: Memory, count: int, done: dict[str, int], errors: list[str]) 
 
 
 def _forget(memory: Memory, count: int, done: dict[str, int], errors: list[str]) -> None:
-    time.sleep(0.5)  # the writers are under way
+    deadline = time.monotonic() + 120
+    watch = sa.create_engine(memory.settings.database_url, poolclass=sa.pool.NullPool)
+    while time.monotonic() < deadline:  # the writers are under way: the customer has cases and turns
+        with watch.connect() as conn:
+            cases = conn.execute(
+                sa.text(f"SELECT count(*) FROM episodic_entry WHERE customer_id = '{ERASED}'")
+            )
+            turns = conn.execute(
+                sa.text(
+                    "SELECT count(*) FROM work_turn t JOIN work_session s ON s.session_id = t.session_id"
+                    f" WHERE s.customer_id = '{ERASED}'"
+                )
+            )
+            if cases.scalar_one() >= 3 and turns.scalar_one() >= 3:
+                break
+        time.sleep(0.05)
+    watch.dispose()
+    print("forgetting", file=sys.stderr, flush=True)
     for _ in range(2):
-        removed = memory.forget(ERASED)
+        removed = Memory.forget.__wrapped__(memory, ERASED)  # type: ignore[attr-defined]
         done["erased"] = done.get("erased", 0) + sum(removed.values())
         time.sleep(0.5)
 
