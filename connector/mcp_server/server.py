@@ -98,9 +98,9 @@ def build_server(memory: Memory) -> MCPServer[Any]:
     # capability; without the methods, prompts/list is "method not found", as the spec has it.
     for method in ("prompts/list", "prompts/get"):
         server._lowlevel_server._request_handlers.pop(method, None)
-    # The SDK logs a refused tool call's message at INFO (it can hold a document number or an id
-    # the agent sent); the server's own log line names the error type only.
-    logging.getLogger("mcp.server.mcpserver").setLevel(logging.WARNING)
+    # The SDK logs a refused call's message at INFO (it can hold a document number or an id the
+    # agent sent); the server's own log line names the error type only. Its warnings still show.
+    logging.getLogger("mcp").setLevel(logging.WARNING)
     return server
 
 
