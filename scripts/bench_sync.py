@@ -33,7 +33,7 @@ from connector.db.migrate import upgrade_to_head
 from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
 from connector.db.upsert import _row_for, upsert_records  # _row_for: both paths write the same rows
 from connector.erp.records import CaseRecord, DocumentRecord, PartyRecord, Record
-from connector.settings import Settings, SyncSettings, TenantSettings
+from connector.settings import HistorySettings, Settings, SyncSettings, TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.runner import SyncRunner
 from connector.sync.state import record_kind
@@ -41,7 +41,16 @@ from connector.sync.state import record_kind
 STREAMS = ("Customer", "Invoice", "SalesOrder")
 ENTITY_COUNT_ARGS = {"Customer": "customers", "Invoice": "invoices", "SalesOrder": "sales_orders"}
 _CLOCK = SystemClock()
+NO_HISTORY = " no-history"  # a store synced with history.enabled = false, beside the same store with it
 DEFAULT_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+# What a 1% change changes: a tracked field of each entity (status, credit limit, balance).
+_CHANGES: dict[str, Any] = {
+    "Customer": lambda rec: {"CreditLimit": float(rec.get("CreditLimit") or 0) + 1000.0},
+    "Invoice": lambda rec: {"Balance": 0.0, "Status": "Closed"},
+    "SalesOrder": lambda rec: {"Status": "Shipping" if rec.get("Status") != "Shipping" else "Completed"},
+}
 
 
 # The fake in a child process -------------------------------------------------------------------
@@ -66,7 +75,11 @@ class _Controlled:
             keys = self.fake.keys(entity)
             step = max(1, len(keys) // max(count, 1))
             chosen = keys[::step][:count]
-            self.fake.stamp(entity, chosen, _CLOCK.now())
+            now = _CLOCK.now()
+            for key in chosen:  # a tracked value changes too, so the history has something to record
+                self.fake.modify(
+                    entity, key, _CHANGES[entity](self.fake.record(entity, key)), modified_at=now
+                )
             return httpx.Response(200, json={"stamped": len(chosen)})
         return httpx.Response(404, json={"error": action})
 
@@ -266,7 +279,9 @@ def bench_stores(
         label: SyncRunner(
             engine,
             clock=_CLOCK,
-            settings=Settings(tenants=[tenant]),
+            settings=Settings(
+                tenants=[tenant], history=HistorySettings(enabled=not label.endswith(NO_HISTORY))
+            ),
             cases=None,
             adapter_factory=adapter_factory(SyncSettings(), _CLOCK),
         )
@@ -300,7 +315,9 @@ def bench_stores(
             ]
         )
         out[label] |= {"one_percent_changed": changed, "one_percent_rows_written": one.written}
-        out[label] |= {"one_percent_s": one.seconds}
+        out[label] |= {"one_percent_s": one.seconds, "history_rows": history_rows(engines[label])}
+    if args.history_only:
+        return out
     batches, fetch_rate = fetch_sample(tenant, args.baseline_records)
     rows.append(
         ["-", "read only (HTTP + mapping)", f"{sum(len(b) for b in batches):,}", "", f"{fetch_rate:,.0f}"]
@@ -319,6 +336,25 @@ def bench_stores(
             out[label][key] = t.records / t.seconds
         out[label]["read_only_records_per_s"] = fetch_rate
     return out
+
+
+def history_rows(engine: Engine) -> tuple[int, int | None]:
+    """(rows of the ERP change history, its bytes on disk with indexes where the store tells)."""
+    with engine.connect() as conn:
+        rows = int(conn.execute(sa.text("SELECT count(*) FROM erp_change")).scalar_one())
+        try:
+            if engine.dialect.name == "postgresql":
+                size = conn.execute(sa.text("SELECT pg_total_relation_size('erp_change')")).scalar_one()
+            else:
+                size = conn.execute(
+                    sa.text(
+                        "SELECT sum(pgsize) FROM dbstat "
+                        "WHERE name = 'erp_change' OR name LIKE 'ix_erp_change%'"
+                    )
+                ).scalar_one()
+        except sa.exc.DBAPIError:
+            size = None
+    return rows, int(size) if size is not None else None
 
 
 def _size(args: argparse.Namespace, stream: str) -> int:
@@ -382,6 +418,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--pg-admin-url", default=os.environ.get("CONNECTOR_BENCH_PG_URL", DEFAULT_PG_ADMIN))
     parser.add_argument("--skip-postgres", action="store_true")
+    parser.add_argument(
+        "--history",
+        action="store_true",
+        help="also sync a copy of each store with the ERP change history off, and report the history's cost",
+    )
+    parser.add_argument(
+        "--history-only",
+        action="store_true",
+        help="with --history: stop after the syncs (no write-path runs)",
+    )
     parser.add_argument("--workdir", default=None, help="where the SQLite files go (default: a temp dir)")
     args = parser.parse_args(argv)
 
@@ -398,13 +444,21 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[list[str]] = _Rows()
     try:
         engines = {"sqlite": sqlite_store(workdir, "bench.sqlite3")}
+        if args.history:
+            engines["sqlite" + NO_HISTORY] = sqlite_store(workdir, "bench-no-history.sqlite3")
         if not args.skip_postgres:
             engines["postgres"] = pg_store(args.pg_admin_url)
+            if args.history:
+                engines["postgres" + NO_HISTORY] = pg_store(args.pg_admin_url)
         results = bench_stores(engines, fake, args, rows)
     finally:
         fake.stop()
         drop_scratch()
     _print_table(rows)
+    if args.history:
+        print(json.dumps(history_summary(results), sort_keys=True))
+        if args.history_only:
+            return 0
     pg = results.get("postgres")
     lite = results["sqlite"]
     main_run = pg or lite
@@ -432,6 +486,23 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(json.dumps(summary, sort_keys=True))
     return 0
+
+
+def history_summary(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The history's cost per store: time with it / time without it, and its size."""
+    out: dict[str, Any] = {}
+    for label in [k for k in results if not k.endswith(NO_HISTORY)]:
+        on, off = results[label], results.get(label + NO_HISTORY)
+        if off is None:
+            continue
+        rows, size = on["history_rows"]
+        out[label] = {
+            "full_ratio_with_history": round(on["full_s"] / off["full_s"], 3),
+            "one_percent_ratio_with_history": round(on["one_percent_s"] / off["one_percent_s"], 3),
+            "history_rows": rows,
+            "history_mb_per_million_changes": round(size / rows, 1) if size and rows else None,
+        }
+    return {"history": out}
 
 
 def _print_table(rows: list[list[str]]) -> None:

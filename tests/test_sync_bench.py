@@ -37,3 +37,21 @@ def test_bench_prints_a_table_and_the_summary_json(tmp_path: Path) -> None:
         assert key in summary
     assert summary["noop_list_requests_per_stream"] == {"Customer": 1, "Invoice": 1, "SalesOrder": 1}
     assert summary["one_percent_rows_written"] == summary["one_percent_changed"] == 3
+
+
+def test_bench_reports_the_history_cost_beside_a_store_without_it(tmp_path: Path) -> None:
+    sizes = ["--customers", "200", "--documents", "400", "--page-size", "50"]
+    done = subprocess.run(
+        [sys.executable, str(BENCH), *sizes, "--skip-postgres", "--workdir", str(tmp_path), "--history",
+         "--history-only"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    cost = json.loads(done.stdout.strip().splitlines()[-1])["history"]["sqlite"]
+    # 1% of each entity changed a tracked field: at least one change row per changed record.
+    assert cost["history_rows"] >= 6
+    assert cost["full_ratio_with_history"] > 0 and cost["one_percent_ratio_with_history"] > 0
