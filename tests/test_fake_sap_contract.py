@@ -134,3 +134,15 @@ def test_metadata_is_generated_from_the_contract(
     names = {p.get("Name") for p in entity_type if p.tag.endswith("}Property")}
     assert names == set(contract.properties)
     assert absent is None or absent not in names
+
+
+def test_an_expansion_sends_only_the_selected_properties(fake: FakeSAP) -> None:
+    v2 = get(
+        fake, f"{V2_ORDERS}/A_SalesOrder", **{"$expand": "to_Item", "$select": "SalesOrder,to_Item/Material"}
+    )
+    item = rows_of(v2.json())[0]["to_Item"]["results"][0]
+    assert set(item) == {"__metadata", "Material"}
+    v4 = get(fake, f"{V4_ORDERS}/SalesOrder", **{"$expand": "_Item($select=Product,NetAmount)"})
+    assert set(rows_of(v4.json())[0]["_Item"][0]) == {"Product", "NetAmount"}
+    refused = get(fake, f"{V4_ORDERS}/SalesOrder", **{"$expand": "_Item($select=Material)"})  # v2's name
+    assert refused.status_code == 400

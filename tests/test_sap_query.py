@@ -81,13 +81,19 @@ def test_v2_select_lists_expanded_navigations_and_v4_nests_expansions() -> None:
     catalog = load_catalog()
     stream = catalog.streams["BusinessPartner"]
     v2 = select_fields(stream, catalog, "v2").split(",")
-    assert "BusinessPartner" in v2 and "to_Customer" in v2 and "to_BusinessPartnerAddress" in v2
+    assert "BusinessPartner" in v2 and "to_Customer/CustomerName" in v2
+    assert "to_BusinessPartnerAddress/to_EmailAddress/EmailAddress" in v2 and "to_Customer" not in v2
     assert "to_Customer" not in select_fields(stream, catalog, "v4").split(",")
     assert expand_option(stream.expand, "v2") == ",".join(stream.expand)
     assert expand_option(stream.expand, "v4") == (
         "to_BusinessPartnerAddress($expand=to_EmailAddress,to_PhoneNumber,to_MobilePhoneNumber),"
         "to_Customer($expand=to_CustomerCompany,to_CustomerSalesArea),"
         "to_Supplier($expand=to_SupplierCompany)"
+    )
+    orders = catalog.stream_for("SalesOrder", "v4")
+    assert expand_option(orders.expand, "v4", catalog, orders) == (
+        "_Item($select=SalesOrder,SalesOrderItem,Product,SalesOrderItemText,RequestedQuantity,"
+        "RequestedQuantitySAPUnit,NetAmount,TransactionCurrency)"
     )
 
 

@@ -283,7 +283,7 @@ class SAPAdapter:
         if definition.select:
             params["$select"] = select_fields(definition, self.catalog, version)
         if definition.expand:
-            params["$expand"] = expand_option(definition.expand, version)
+            params["$expand"] = expand_option(definition.expand, version, self.catalog, definition)
         return params
 
     def _url(self, definition: StreamDef) -> str:

@@ -81,16 +81,39 @@ def all_of(*terms: str | None) -> str | None:
     return " and ".join(f"({t})" for t in present)
 
 
+def expanded_entities(stream: StreamDef, catalog: Catalog) -> dict[str, str]:
+    """Every expansion path and its prefixes (``to_A``, ``to_A/to_B``) -> the entity it reaches."""
+    reached: dict[str, str] = {}
+    for path in stream.expand:
+        entity = catalog.entity(stream.entity_set)
+        steps: list[str] = []
+        for step in path.split("/"):
+            steps.append(step)
+            entity = catalog.entity(entity.navigation[step])
+            reached["/".join(steps)] = entity.name
+    return reached
+
+
 def select_fields(stream: StreamDef, catalog: Catalog, version: ODataVersion) -> str:
-    """Declared fields of the root entity; v2 also lists expanded navigations, or it drops them."""
+    """Declared fields of the root entity; v2 also lists each expanded entity's declared fields by
+    path (``to_Item/Material``), so an expansion brings only those (without them v2 drops it).
+    v4 selects inside ``$expand`` instead (see :func:`expand_option`)."""
     names = list(catalog.entity(stream.entity_set).fields)
     if version == "v2":
-        names += sorted({path.split("/")[0] for path in stream.expand})
+        for path, entity in expanded_entities(stream, catalog).items():
+            names += [f"{path}/{field}" for field in catalog.entity(entity).fields]
     return ",".join(names)
 
 
-def expand_option(paths: tuple[str, ...], version: ODataVersion) -> str:
-    """``to_A/to_B,to_A/to_C`` in v2; ``to_A($expand=to_B,to_C)`` in v4."""
+def expand_option(
+    paths: tuple[str, ...],
+    version: ODataVersion,
+    catalog: Catalog | None = None,
+    stream: StreamDef | None = None,
+) -> str:
+    """``to_A/to_B,to_A/to_C`` in v2; ``to_A($expand=to_B,to_C)`` in v4, where each expanded entity
+    also selects its declared fields (``_Item($select=SalesOrderItem,Product)``) when the catalog
+    and the stream are given."""
     if version == "v2":
         return ",".join(paths)
     tree: dict[str, dict[str, object]] = {}
@@ -98,12 +121,22 @@ def expand_option(paths: tuple[str, ...], version: ODataVersion) -> str:
         node = tree
         for step in path.split("/"):
             node = node.setdefault(step, {})  # type: ignore[assignment]
-    return _render_v4(tree)
+    selected: dict[str, list[str]] = {}
+    if catalog is not None and stream is not None and stream.select:
+        reached = expanded_entities(stream, catalog)
+        selected = {path: list(catalog.entity(entity).fields) for path, entity in reached.items()}
+    return _render_v4(tree, selected, "")
 
 
-def _render_v4(tree: Mapping[str, object]) -> str:
+def _render_v4(tree: Mapping[str, object], selected: Mapping[str, list[str]], prefix: str) -> str:
     parts = []
     for name, children in tree.items():
         assert isinstance(children, Mapping)
-        parts.append(f"{name}($expand={_render_v4(children)})" if children else name)
+        path = prefix + name
+        options = []
+        if path in selected:
+            options.append("$select=" + ",".join(selected[path]))
+        if children:
+            options.append("$expand=" + _render_v4(children, selected, path + "/"))
+        parts.append(f"{name}({';'.join(options)})" if options else name)
     return ",".join(parts)

@@ -44,8 +44,10 @@ from connector.testing.sap_items import ItemPoster, post_all
 from connector.testing.sap_metadata import metadata_document
 from connector.testing.sap_model import ENTITY_SETS, SERVICE_PATHS, EntitySet, RowIndex
 from connector.testing.sap_query import (
+    SELECTED,
     ExpandTree,
     QueryError,
+    add_nested_select,
     parse_expand_v2,
     parse_expand_v4,
     parse_int,
@@ -570,6 +572,9 @@ class _Renderer:
     def expand(self, entity_set: EntitySet) -> ExpandTree:
         text = self.params.get("$expand", "")
         tree = parse_expand_v2(text) if self.version == "v2" else parse_expand_v4(text)
+        if self.version == "v2":
+            nested = [n for n in parse_select(self.params.get("$select", "")) or () if "/" in n]
+            add_nested_select(tree, nested)
         _check_tree(entity_set, tree)
         return tree
 
@@ -619,13 +624,13 @@ class _Renderer:
                 nav = navigation[nav_name]
                 target_set = ENTITY_SETS[nav.target]
                 found = nav.resolve(self.fake.data, row)
+                sub = expand[nav_name]
+                chosen = list(sub[SELECTED]) if SELECTED in sub else None
                 if nav.many:
-                    items = [self.entity(child, target_set, expand[nav_name], None) for child in found]
+                    items = [self.entity(child, target_set, sub, chosen) for child in found]
                     out[nav_name] = {"results": items} if v2 else items
                 else:
-                    out[nav_name] = (
-                        None if found is None else self.entity(found, target_set, expand[nav_name], None)
-                    )
+                    out[nav_name] = None if found is None else self.entity(found, target_set, sub, chosen)
             elif v2 and (select is None or nav_name in select):
                 out[nav_name] = {"__deferred": {"uri": f"{uri}/{nav_name}"}}
         return out
@@ -649,7 +654,13 @@ def etag(stamp: datetime) -> str:
 
 
 def _check_tree(entity_set: EntitySet, tree: ExpandTree) -> None:
+    contract = entity_set.contract
     for name, children in tree.items():
+        if name == SELECTED:
+            for field in children:
+                if field not in contract.properties and field not in contract.navigation:
+                    raise QueryError(f"Property {field} not found in type {contract.type_name}")
+            continue
         nav = entity_set.navigation.get(name)
         if nav is None:
             if name in entity_set.contract.navigation:

@@ -77,8 +77,12 @@ def _split_top(text: str, sep: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+SELECTED = "$select"  # the key of an expansion node's selected properties (names -> {})
+
+
 def parse_expand_v4(text: str) -> ExpandTree:
-    """``to_A($expand=to_B,to_C),to_D`` into a tree (other nested options are ignored)."""
+    """``to_A($select=F,G;$expand=to_B,to_C),to_D`` into a tree; a node's ``$select`` is kept under
+    :data:`SELECTED` (other nested options are ignored)."""
     tree: ExpandTree = {}
     for item in _split_top(text, ","):
         name, _, rest = item.partition("(")
@@ -88,7 +92,21 @@ def parse_expand_v4(text: str) -> ExpandTree:
                 key, _, value = option.partition("=")
                 if key.strip() == "$expand":
                     node.update(parse_expand_v4(value))
+                elif key.strip() == SELECTED:
+                    node[SELECTED] = {n: {} for n in parse_select(value) or ()}
     return tree
+
+
+def add_nested_select(tree: ExpandTree, names: list[str]) -> None:
+    """v2's ``to_A/to_B/Field`` selections onto the expansion tree (the path must be expanded)."""
+    for name in names:
+        *path, field = name.split("/")
+        node = tree
+        for step in path:
+            if step not in node:
+                raise QueryError(f"$select path {name} names {step}, which is not expanded")
+            node = node[step]
+        node.setdefault(SELECTED, {})[field] = {}
 
 
 def parse_select(text: str) -> list[str] | None:
