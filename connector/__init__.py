@@ -49,6 +49,7 @@ _LAZY = {
     "DocumentDetail": "connector.context.lookup",
     "UnknownDocumentError": "connector.context.lookup",
     "RebuildReport": "connector.episodic.rebuild",
+    "ErpChange": "connector.semantic.history_reads",
     "ContextInputError": "connector.context.query",
     "InvalidRecallError": "connector.conversations.models",
     "TurnHit": "connector.conversations.models",
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from connector.episodic.rebuild import RebuildReport
     from connector.facts.models import FactError, LearnedFact
     from connector.memory import Memory
+    from connector.semantic.history_reads import ErpChange
     from connector.working.models import InvalidTurnError, PinnedValue, Turn, UnknownSessionError
 
 __all__ = [
@@ -94,6 +96,7 @@ __all__ = [
     "EmbeddingModelMismatch",
     "ErasedCustomerError",
     "ErasureIncomplete",
+    "ErpChange",
     "FactError",
     "ImportReport",
     "InvalidCaseError",

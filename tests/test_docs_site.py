@@ -75,3 +75,12 @@ def test_the_readme_names_no_session_and_its_links_resolve() -> None:
     assert "docs/benchmarks.md" in links and "docs/benchmarks-history.md" in links
     missing = [link for link in links if not link.startswith("http") and not (ROOT / link).exists()]
     assert not missing, missing
+
+
+def test_the_readme_lists_every_command() -> None:
+    from connector.cli import build_parser
+
+    text = README.read_text(encoding="utf-8")
+    (commands,) = [a for a in build_parser()._actions if a.dest == "command"]
+    missing = [name for name in commands.choices if f"`connector {name}" not in text]  # type: ignore[attr-defined]
+    assert not missing, f"add these commands to the README's table: {missing}"

@@ -27,6 +27,7 @@ RESULTS = {
     "Turn": "connector.working.models", "PinnedValue": "connector.working.models",
     "InvalidTurnError": "connector.working.models", "UnknownSessionError": "connector.working.models",
     "LearnedFact": "connector.facts.models", "FactError": "connector.facts.models",
+    "ErpChange": "connector.semantic.history_reads",
 }  # fmt: skip
 FUNCTIONS = ("abuild_context", "build_context", "forget", "recall_cases", "record_case")
 HOMES = {
