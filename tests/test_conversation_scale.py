@@ -196,3 +196,24 @@ def test_per_call_options_are_checked(memory: Memory) -> None:
     ):
         with pytest.raises(InvalidRecallError):
             memory.recall_conversations("ACHECK", "hello", **{"k": 3, **bad})  # type: ignore[arg-type]
+
+
+def test_time_in_the_question_narrows_to_the_turns_of_that_time(memory: Memory, clock: FrozenClock) -> None:
+    memory.record_turn("s-old", "AWHEN", "user", "We agreed to ship the forklift parts by sea freight.")
+    clock.sleep(60 * 86_400)
+    memory.record_turn("s-new", "AWHEN", "user", "We agreed the forklift parts go by air instead.")
+    clock.sleep(3 * 86_400)
+    memory.conversations.flush(FLUSH_S)
+    query = "what did we agree about the forklift parts"
+
+    last_week = memory.recall_conversations("AWHEN", f"{query} last week", k=3)
+    two_months = memory.recall_conversations("AWHEN", f"{query} two months ago", k=3)
+    unread = memory.recall_conversations(
+        "AWHEN", f"{query} last week", k=3, options=RecallOptions(dates_in_query=False)
+    )
+    nothing_then = memory.recall_conversations("AWHEN", f"{query} in 2019-05-01", k=3)
+
+    assert [h.session_id for h in last_week] == ["s-new"]
+    assert [h.session_id for h in two_months] == ["s-old"]
+    assert {h.session_id for h in unread} == {"s-old", "s-new"}
+    assert {h.session_id for h in nothing_then} == {"s-old", "s-new"}  # an empty span narrows nothing

@@ -44,8 +44,9 @@ class Filters:
     """Which of the customer's turns a recall may return."""
 
     not_before: datetime  # the retention window's start (or the caller's ``after``)
-    not_after: datetime | None  # ``as_of`` (or the caller's ``before``)
+    not_after: datetime | None  # ``as_of`` (or the caller's ``until``)
     exclude_session: str | None
+    named: tuple[datetime, datetime] | None = None  # the span the query's words name (when.py)
 
 
 def _df_statement(n_terms: int) -> sa.TextClause:
@@ -120,6 +121,11 @@ def _mask(snap: Snapshot, n: int, filters: Filters) -> np.ndarray:
         code = snap.session_codes.get(filters.exclude_session)
         if code is not None:
             allowed &= snap.session_code[:n] != code
+    if filters.named is not None:  # narrowed to the span the query names, unless nothing is in it
+        start, end = filters.named
+        inside = allowed & (occurred >= epoch_seconds(start)) & (occurred < epoch_seconds(end))
+        if inside.any():
+            return inside
     return allowed
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from connector.conversations import bounded, generations
+from connector.conversations import bounded, generations, when
 from connector.conversations.bounded import Filters
 from connector.conversations.models import InvalidRecallError, TurnHit
 from connector.db.reads import read_connection
@@ -57,13 +57,15 @@ class RecallOptions:
     """Per-call choices (None: the part's settings). ``before``/``after``: neighbouring turns shown
     around each hit (0 and 0: a plain ranking, where a turn next to a better hit is a hit of its
     own); ``since``/``until``: only turns dated in that span; ``profile``: a name of
-    :data:`PROFILES` or a :class:`~connector.episodic.fusion.Fusion`."""
+    :data:`PROFILES` or a :class:`~connector.episodic.fusion.Fusion`; ``dates_in_query``: the
+    dates the query's words name (:mod:`connector.conversations.when`) narrow the candidates."""
 
     before: int | None = None
     after: int | None = None
     since: datetime | None = None
     until: datetime | None = None
     profile: str | Fusion | None = None
+    dates_in_query: bool = True  # "last week", "in March", "3 days ago" narrow to those dates
 
 
 def _check(options: RecallOptions) -> None:
@@ -111,7 +113,8 @@ def recall(
     cutoff = conv.window_start()
     not_before = max(cutoff, options.since) if options.since is not None else cutoff
     ends = [t for t in (as_of, options.until) if t is not None]
-    filters = Filters(not_before, min(ends) if ends else None, exclude_session)
+    named = when.span(text, as_of or conv.clock.now()) if options.dates_in_query else None
+    filters = Filters(not_before, min(ends) if ends else None, exclude_session, named)
     window = before + after + 1
     search = RecallQuery(text, shared_query)
     with read_connection(conv.engine) as conn:

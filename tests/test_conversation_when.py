@@ -1,0 +1,46 @@
+"""Dates and relative time in a question name the span of dates recall narrows to (against as_of)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from connector.conversations.when import span
+
+AS_OF = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)
+
+
+def d(month: int, day: int, year: int = 2026) -> datetime:
+    return datetime(year, month, day, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did we agree yesterday?", (d(3, 17), d(3, 18))),
+        ("the call today", (d(3, 18), d(3, 19))),
+        ("What did we agree last week?", (d(3, 4), d(3, 18))),
+        ("the order two days ago", (d(3, 15), d(3, 18))),  # a day either side
+        ("3 weeks ago we spoke about freight", (d(2, 22), d(3, 1))),  # 3 days either side
+        ("the call in March", (d(3, 1), d(4, 1))),
+        ("the call in May", (d(5, 1, 2025), d(6, 1, 2025))),  # the last May not after as_of
+        ("invoices from December 2025", (d(12, 1, 2025), d(1, 1))),
+        ("what was said on 2026-02-14", (d(2, 14), d(2, 15))),
+    ],
+)
+def test_a_question_naming_a_time_gets_its_span(query: str, expected: tuple[datetime, datetime]) -> None:
+    assert span(query, AS_OF) == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many days ago did I attend the workshop?",  # asks for a count, names no span
+        "May I change the delivery address?",
+        "Where do deliveries go now?",
+        "invoice INV-2026-0314",
+    ],
+)
+def test_a_question_naming_no_time_narrows_nothing(query: str) -> None:
+    assert span(query, AS_OF) is None
