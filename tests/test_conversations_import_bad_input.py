@@ -183,3 +183,10 @@ def test_record_turn_refuses_an_external_id_its_session_holds(memory: Memory) ->
         memory.record_turn("s-1", "ABARTENDE", "user", "hi again", external_id="m-1")
     memory.record_turn("s-2", "ABARTENDE", "user", "another session may reuse it", external_id="m-1")
     assert stored(memory) == [("s-1", 1), ("s-2", 1)]
+
+
+def test_a_file_written_with_a_byte_order_mark_imports(memory: Memory, tmp_path: Path) -> None:
+    path = tmp_path / "excel-export.jsonl"
+    path.write_text(json.dumps(line("s-1", 0)) + "\n", encoding="utf-8-sig")
+
+    assert memory.import_conversations(path).turns == 1

@@ -72,7 +72,7 @@ class ImportTurn:
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, object]]:
     """(line number, decoded JSON or a :class:`BadLine`) for each non-blank line of ``path``."""
-    with path.open("r", encoding="utf-8", errors="replace") as lines:
+    with path.open("r", encoding="utf-8-sig", errors="replace") as lines:  # a BOM is not JSON
         for number, text in enumerate(lines, start=1):
             if not text.strip():
                 continue
