@@ -3,7 +3,10 @@
 Every call to Chroma goes through :meth:`ChromaStore.run`, which
 
 - bounds it by its deadline (:mod:`connector.vectors.deadline`): reads by ``chroma.read_timeout_s``,
-  writes, opening the store and loading a collection by ``chroma.timeout_s``;
+  writes, opening the store and loading a collection by ``chroma.timeout_s``. A server's call runs
+  on a worker thread the caller stops waiting for; an embedded call runs on the caller's thread
+  (no hand-off on the agent's path): what can make it wait is the directory's lock, held by another
+  process, and that wait ends before the deadline (:class:`StoreBusy`);
 - turns any Chroma or transport failure into a one-line :class:`StoreError`;
 - embedded, orders it with every other process's calls (:mod:`connector.vectors.lock`): writes one
   at a time, each followed by zeroing what Chroma's index files hold past their last element
@@ -95,6 +98,8 @@ class ChromaStore:
             and (collection not in self._loaded or self._client is None or self.lock.peek() != self._seen)
         )
         deadline_kind: Kind = "write" if load else kind
+        if self.lock is not None:  # embedded: what can wait is the lock, and its wait is bounded
+            return self._run(kind, what, op, collection)
         return self.deadlines.call(deadline_kind, what, lambda: self._run(kind, what, op, collection))
 
     def _run(self, kind: Kind, what: str, op: Callable[[Any], T], collection: str | None) -> T:
