@@ -56,6 +56,7 @@ MODEL_MODULES = {
     "test_langgraph_e2e",
     "test_sap_open_items",
     "test_memory_lifetime",
+    "test_readme_example",
     "test_sync_episodic",
 }
 _CHILD_PROCESS_MODULES = {"subprocess", "multiprocessing"}
