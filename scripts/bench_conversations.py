@@ -58,11 +58,11 @@ DATA = (
     / "data"
     / "longmemeval_dev.json.gz"
 )
-# name -> what RecallOptions.profile gets; "adaptive" is the hybrid whose lexical weight grows as
-# the customer's history shrinks (Fusion.small_scope_weight), measured beside the default
+# name -> what RecallOptions.profile gets; "fixed" is the hybrid with a fixed lexical weight (the
+# default before its weight followed the history's size, Fusion.small_scope_weight)
 PROFILES: dict[str, Any] = {
     "dialogue": "dialogue",
-    "adaptive": Fusion(small_scope_weight=0.5),
+    "fixed": Fusion(),
     "lexical": "lexical",
     "dense": "dense",
 }

@@ -75,7 +75,7 @@ class ConversationMemory:
         self.erasures = erasures
         self.default_tenant = default_tenant
         self.embedded_chroma_path = embedded_chroma_path
-        self.fusion = fusion or Fusion()
+        self.fusion = fusion or recall_module.PROFILES["dialogue"]
         self._vectors = LazyVectors(embedder, index, vector_cache, eraser)
         self.background = BackgroundJobs("turn-index", max_pending=settings.max_pending)
         # The hybrid ranking of a customer's indexed turns; embeds queries on its own threads.

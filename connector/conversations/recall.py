@@ -42,8 +42,10 @@ _session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
 _turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
 
 PROFILES: dict[str, Fusion] = {
-    # the default: the hybrid with the dialogue rules (speaker hedge, yes/no form, centring)
-    "dialogue": Fusion(),
+    # the default: the hybrid with the dialogue rules (speaker hedge, yes/no form, centring), its
+    # lexical weight growing as the customer's history shrinks (on ~22-turn histories of the dev
+    # split BM25 alone beat the fixed 0.2 weight: recall@5 0.94 against 0.78; 0.89 with this)
+    "dialogue": Fusion(small_scope_weight=0.5),
     # the hybrid without the speaker hedge (texts that do not start with a speaker's name)
     "plain": Fusion(hedge=False),
     # one signal alone: baselines, or a caller who wants exact words only
