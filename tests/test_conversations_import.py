@@ -148,3 +148,12 @@ def test_the_command_imports_a_file_and_exits_by_outcome(
         assert [
             h.session_id for h in memory.recall_conversations(CUSTOMER, "double charge reversed", k=1)
         ] == ["crm-2"]
+
+
+@pytest.mark.parametrize("query", ["2026-01-20", "last week", "March", "yesterday?"])
+def test_a_query_that_is_only_a_date_or_a_relative_time_is_answered(memory: Memory, query: str) -> None:
+    memory.import_conversations(history(40, "crm-881", DOCK), allow_unknown_customers=True)
+
+    hits = memory.recall_conversations(CUSTOMER, query, k=2)
+
+    assert all(h.session_id == "crm-881" for h in hits)
