@@ -7,7 +7,7 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     ├── StoreError                  the relational store or Chroma failed or is unreachable
     │   ├── EmbeddingModelMismatch  an index was built with another embedding model / dimension
     │   ├── StoreTimeout            a store did not answer within its deadline (connector.vectors)
-    │   ├── StoreBusy               the embedded vector store is held by another process too long
+    │   │   └── StoreBusy           the embedded vector store stayed held by another process past it
     │   └── ErasureIncomplete       forget erased the relational side (tombstone, rows) but could
     │                               not reach Chroma; carries what was removed and what was not
     ├── ScopeError                  a blank/missing customer id or a scope that cannot be honoured
@@ -75,7 +75,7 @@ class StoreTimeout(StoreError, TimeoutError):
     the database's timeouts); while an earlier call is still hung, later ones fail at once."""
 
 
-class StoreBusy(StoreError):
+class StoreBusy(StoreTimeout):
     """The embedded vector store stayed locked by another process past the deadline."""
 
 

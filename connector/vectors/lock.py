@@ -102,8 +102,8 @@ class DirectoryLock:
                     os.close(fd)
                     raise StoreBusy(
                         f"the embedded vector store at {self.directory} stayed locked by another process "
-                        f"for {timeout:g} s (chroma.timeout_s); for several busy processes run a Chroma "
-                        "server (set chroma.host)"
+                        f"past the call's deadline ({timeout:g} s of waiting); for several busy processes "
+                        "run a Chroma server (set chroma.host)"
                     ) from None
                 time.sleep(_POLL_S)
 
