@@ -38,14 +38,16 @@ def _reason(exc: BaseException) -> str:
 
 
 def store_error(exc: BaseException, url: str | None) -> StoreError:
-    """A one-line StoreError for a driver failure, naming the database without its password."""
+    """A one-line StoreError for a driver failure, naming the database without its password, the
+    cause when the driver tells it (a full disk) and the hint for its backend
+    (:mod:`connector.db.diagnosis`)."""
+    from connector.db.diagnosis import backend_of, cause, hint
     from connector.db.engine import safe_url
 
     where = f"database {safe_url(url)}" if url else "the database"
-    return StoreError(
-        f"{where} is unreachable or failed: {_reason(exc)} (check database.url and that the server "
-        "is running and the file's directory is writable)"
-    )
+    named = cause(exc)
+    what = f"failed: {named}" if named else "is unreachable or failed"
+    return StoreError(f"{where} {what}: {_reason(exc)} ({hint(backend_of(url), exc)})")
 
 
 @contextmanager

@@ -30,6 +30,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError, StatementError
 
 from connector.clock import Clock
+from connector.db.diagnosis import cause
 from connector.db.engine import safe_url
 from connector.db.upsert import (
     case_t,
@@ -130,7 +131,9 @@ def one_line(exc: BaseException) -> str:
     """``Type: message`` on one line, for the runs table and the exit message."""
     if isinstance(exc, SQLAlchemyError):
         orig = getattr(exc, "orig", None)
-        text = f"database error: {type(orig).__name__ if orig is not None else type(exc).__name__}"
+        kind = type(orig).__name__ if orig is not None else type(exc).__name__
+        named = cause(exc)
+        text = f"database error: {named} ({kind})" if named else f"database error: {kind}"
     else:
         text = f"{type(exc).__name__}: {exc}"
     return redact(" ".join(text.split()))[:1000]  # the runs table and `sync status` never show a secret

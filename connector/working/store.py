@@ -28,8 +28,10 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from connector.background import BackgroundJobs
 from connector.clock import Clock
 from connector.db.chunks import chunks
+from connector.db.diagnosis import is_disk_full
 from connector.erasure import Erasures
 from connector.errors import LLMError, ScopeError, StoreError
+from connector.failures import store_error
 from connector.llm import LLMClient
 from connector.resources import prompt_text
 from connector.scope import Scope, require_id, tenant_or_default
@@ -332,6 +334,8 @@ class WorkingMemory:
                     ) from None
                 log.debug("append to %s conflicted (attempt %d), retrying", sid, attempt)
             except OperationalError as exc:
+                if is_disk_full(exc):  # no retry frees space: say so at once
+                    raise store_error(exc, str(self.engine.url)) from None
                 if attempt == _APPEND_ATTEMPTS:
                     raise StoreError(
                         f"could not append to session {sid!r} after {attempt} attempts: {type(exc).__name__}"

@@ -1,0 +1,90 @@
+"""What a database failure means, in one line an operator can act on.
+
+A driver's exception type alone (``OperationalError``) says nothing: SQLite raises it for a full
+disk, a locked file and a read-only directory alike. This module names the cause where the driver
+tells it (SQLite's result code, PostgreSQL's SQLSTATE, the OS error number) and gives the hint
+that fits the backend: a full disk is named as such on both, and PostgreSQL errors never carry the
+SQLite hint about the file's directory.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+from typing import Literal
+
+from sqlalchemy.exc import DBAPIError
+
+Backend = Literal["sqlite", "postgresql", "other"]
+
+_SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full"
+_SQLITE_READONLY = 8
+_PG_DISK_FULL = "53100"  # disk_full
+_PG_OUT_OF_MEMORY = "53200"
+_PG_CANNOT_CONNECT = ("08000", "08001", "08003", "08004", "08006", "57P01", "57P02", "57P03")
+
+
+def driver_error(exc: BaseException) -> BaseException:
+    """The driver's own exception under SQLAlchemy's wrapper (or ``exc`` itself)."""
+    if isinstance(exc, DBAPIError) and exc.orig is not None:
+        return exc.orig
+    return exc
+
+
+def backend_of(url: str | None) -> Backend:
+    """Which kind of database a URL names (for the hint)."""
+    text = (url or "").lower()
+    if text.startswith("sqlite"):
+        return "sqlite"
+    if text.startswith("postgres"):
+        return "postgresql"
+    return "other"
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether the failure is a full disk (SQLite SQLITE_FULL, PostgreSQL 53100, ENOSPC)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        orig = driver_error(current)
+        if isinstance(orig, sqlite3.Error) and getattr(orig, "sqlite_errorcode", None) == _SQLITE_FULL:
+            return True
+        if getattr(orig, "sqlstate", None) == _PG_DISK_FULL:
+            return True
+        if isinstance(orig, OSError) and orig.errno == errno.ENOSPC:
+            return True
+        text = str(orig).lower()
+        if "database or disk is full" in text or "no space left on device" in text:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def cause(exc: BaseException) -> str | None:
+    """A short name of the failure's cause when the driver tells it, else None."""
+    if is_disk_full(exc):
+        return "the disk is full"
+    orig = driver_error(exc)
+    code = getattr(orig, "sqlite_errorcode", None)
+    if code == _SQLITE_READONLY:
+        return "the database file is read-only"
+    state = getattr(orig, "sqlstate", None)
+    if state == _PG_OUT_OF_MEMORY:
+        return "the database server is out of memory"
+    if state in _PG_CANNOT_CONNECT:
+        return "the database server refused or dropped the connection"
+    return None
+
+
+def hint(backend: Backend, exc: BaseException) -> str:
+    """What to check, for this backend and failure."""
+    if is_disk_full(exc):
+        if backend == "postgresql":
+            return "free space on the PostgreSQL server's data disk, then retry"
+        return "free space on the disk that holds the database file, then retry"
+    if backend == "postgresql":
+        return "check database.url and that the PostgreSQL server is running and accepts connections"
+    if backend == "sqlite":
+        return "check database.url and that the file's directory is writable"
+    return "check database.url and that the database is running"
