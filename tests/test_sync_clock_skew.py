@@ -5,6 +5,8 @@ warning in the run, in ``sync status`` and in ``doctor``, never ``ok``. SQLite a
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -12,10 +14,12 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from rich.console import Console
 from sqlalchemy.engine import Engine
 from sync_stub import StubAdapter
 
 from connector.clock import FrozenClock
+from connector.commands.sync import print_status
 from connector.db.upsert import party_t
 from connector.erp.records import PartyRecord
 from connector.memory import Memory
@@ -159,3 +163,13 @@ def test_acumatica_record_stamped_a_day_ahead_reaches_the_store(engine: Engine) 
         assert name == "Renamed"
     finally:
         server.stop()
+
+
+def test_the_status_table_shows_an_ok_run_with_a_warning_as_such(rig: Rig) -> None:
+    rig.erp.put("Customer", customer("FUTURE", START + timedelta(days=1)))
+    rig.run(full=True)
+    out = io.StringIO()
+    print_status([rig.status()], Console(file=out, width=120), rig.clock.now())
+    text = out.getvalue()
+    assert "ok, warn" in text and "warning: clock skew" in text
+    assert json.loads(json.dumps(rig.status().as_dict(), default=str))["health"] == "warn"

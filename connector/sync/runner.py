@@ -4,6 +4,9 @@ Per (tenant, stream), under the stream lock:
 
 1. Load the state, close runs a killed process left open, pin the window (closed start = watermark
    minus the lookback, floored to the stream's granularity; end = now) and open a ``sync_run`` row.
+   Reads ask for the window's start and no upper bound (a record stamped ahead of our clock is
+   stored at once); the end only caps the watermark (``sync.clock_skew_tolerance_s`` says when a
+   stamp is far enough ahead to warn of).
 2. Read pages. Each page is upserted in its own transaction together with the run's counters.
    The adapter gives no ordering guarantee (Acumatica cannot sort), so a watermark taken from an
    early page could skip rows a later page carries: the watermark therefore advances only in the
@@ -445,11 +448,12 @@ class SyncRunner:
     def _read_window(self, sr: _StreamRun) -> bool:
         """Read and commit every page of the window. True when a stop request ended it early.
 
-        ``$skip`` paging is not a snapshot: a record changed while we page leaves the filtered
-        set and shifts every later record one place up, so one of them would never be seen. After
-        a multi-page read the runner asks the ERP whether anything changed since the pass began;
-        if so it reads the window again (unchanged rows cost a hash comparison). If the ERP keeps
-        changing through every pass, the watermark stays where it was and the next run repeats.
+        Both ERP adapters page so that no change during a read can skip a record
+        (``stable_paging``: SAP by key, Acumatica by anchored overlapping pages). For an adapter
+        that does not, ``$skip`` paging is not a snapshot: after a multi-page read the runner asks
+        the ERP for records stamped since the pass began and reads the window again when one was
+        not read as it is now (unchanged rows cost a hash comparison). If the ERP keeps changing
+        through every pass, the watermark stays where it was and the next run repeats.
         """
         pass_started = sr.window.until
         for attempt in range(1, _MAX_PASSES + 1):
