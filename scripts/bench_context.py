@@ -81,7 +81,8 @@ BIG = "BIG-CUSTOMER"  # a customer with 1,000 open invoices; every fifth build n
 BIG_OPEN = 1000
 SPELLINGS = ("INV-{n:06d}", "inv {n}", "#{n:06d}", "invoice {n}", "{n:06d}")
 SECTIONS = (
-    "erp", "working", "learned_facts", "candidates", "past_cases", "earlier_conversations", "budget_render",
+    "erp", "erp_changes", "working", "learned_facts", "candidates", "past_cases", "earlier_conversations",
+    "budget_render",
 )  # fmt: skip
 EARLIER_LINES = [
     "I was charged twice for invoice {doc} last month, {amount} USD both times.",
@@ -396,8 +397,57 @@ def without_conversations(memory: Memory) -> ContextBuilder:
     return ContextBuilder(
         c.engine, clock=c.clock, settings=c.settings, expected_sync_lag=c.expected_sync_lag,
         default_tenant=c.default_tenant, erp_kinds=c.erp_kinds, cases=c.cases, facts=c.facts,
-        sessions=c.sessions,
+        sessions=c.sessions, history=c.history,
     )  # fmt: skip
+
+
+def without_erp_changes(memory: Memory) -> ContextBuilder:
+    """The same context builder with the "Recent ERP changes" section off (the history pass's baseline)."""
+    c = memory.context
+    return ContextBuilder(
+        c.engine, clock=c.clock, settings=c.settings, expected_sync_lag=c.expected_sync_lag,
+        default_tenant=c.default_tenant, erp_kinds=c.erp_kinds, cases=c.cases, facts=c.facts,
+        sessions=c.sessions, conversations=c.conversations, conversation_hits=c.conversation_hits,
+    )  # fmt: skip
+
+
+def load_erp_changes(memory: Memory, customers: int, per_customer: int, rng: random.Random) -> int:
+    """``per_customer`` recorded ERP changes for every customer (credit limits, statuses, terms),
+    spread over the last 400 days, inserted as the sync writes them."""
+    from connector.semantic.tracking import change_t
+
+    fields = [("credit_limit", "money"), ("status", "text"), ("terms", "text")]
+    rows = []
+    for i in range(customers):
+        for n in range(per_customer):
+            field, kind = fields[n % len(fields)]
+            old, new = (
+                (str(1000 * (n + 1)), str(1000 * (n + 2))) if kind == "money" else (f"V{n}", f"V{n + 1}")
+            )
+            stamp = NOW - timedelta(days=rng.randrange(400), minutes=n)
+            rows.append(
+                {
+                    "tenant": TENANT,
+                    "entity": "party",
+                    "kind": "customer",
+                    "external_id": cid(i),
+                    "number": None,
+                    "party_kind": "customer",
+                    "party_external_id": cid(i),
+                    "field": field,
+                    "value_type": kind,
+                    "old_value": old,
+                    "new_value": new,
+                    "currency": "USD" if kind == "money" else None,
+                    "erp_changed_at": stamp,
+                    "seen_at": stamp,
+                    "run_id": None,
+                }
+            )
+    with memory.engine.begin() as conn:
+        for start in range(0, len(rows), 10_000):
+            conn.execute(change_t.insert(), rows[start : start + 10_000])
+    return len(rows)
 
 
 def existing_sessions(memory: Memory) -> list[dict[str, Any]]:
@@ -538,6 +588,12 @@ def main() -> int:
     parser.add_argument("--earlier-sessions", type=int, default=5, help="per customer with a session")
     parser.add_argument("--earlier-turns", type=int, default=20, help="turns of each earlier session")
     parser.add_argument("--conversations", choices=("both", "on", "off"), default="both")
+    parser.add_argument(
+        "--erp-changes",
+        type=int,
+        default=0,
+        help="recorded ERP changes per customer; measures the builds again with that section off",
+    )
     parser.add_argument("--workdir", type=Path, help="keep the store here (default: a temp dir, removed)")
     parser.add_argument("--reuse", action="store_true", help="measure the store already in --workdir")
     parser.add_argument(
@@ -600,6 +656,9 @@ def run(args: argparse.Namespace, scratch: ScratchDatabases | None) -> int:
                 owners = [s["customer"] for s in loaded] + [BIG]
                 load_earlier_sessions(loader, owners, args.earlier_sessions, args.earlier_turns, rng)
             log(f"  turn index: {seed_turn_index(loader, seed=7):,} turns")
+            if args.erp_changes:
+                recorded = load_erp_changes(loader, args.customers, args.erp_changes, rng)
+                log(f"  ERP history: {recorded:,} changes")
             if scratch is not None and not args.no_analyze:
                 analyze(engine)
         memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
@@ -616,6 +675,10 @@ def run(args: argparse.Namespace, scratch: ScratchDatabases | None) -> int:
             figures = measure(memory, sessions, args.builds, args.budget, memory.context)
         assert figures is not None
         on_context = memory.context if args.conversations != "off" else without_conversations(memory)
+        changes_off = None
+        if args.erp_changes:
+            log("  with the Recent ERP changes section off ...")
+            changes_off = measure(memory, sessions, args.builds, args.budget, without_erp_changes(memory))
         no_spin = None
         if not args.no_spin_compare:
             log("measuring again with onnxruntime spin-waiting off ...")
@@ -703,6 +766,16 @@ def run(args: argparse.Namespace, scratch: ScratchDatabases | None) -> int:
         summary["ort_no_spin"] = {
             k: no_spin[k] for k in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms", "over_budget_contexts")
         }
+    if changes_off is not None:
+        print(
+            f"with Recent ERP changes off: p50 {changes_off['p50_ms']} ms, p95 {changes_off['p95_ms']} ms; "
+            f"on - off p95 {figures['p95_ms'] - changes_off['p95_ms']:+.2f} ms "
+            f"({args.erp_changes} changes per customer)"
+        )
+        summary["erp_changes_off"] = {
+            k: changes_off[k] for k in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms")
+        }
+        summary["erp_changes_per_customer"] = args.erp_changes
     if off is not None and off is not figures:
         summary["conversations_off"] = {k: off[k] for k in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms")}
     print(json.dumps(summary, sort_keys=True))
