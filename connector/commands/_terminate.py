@@ -30,7 +30,7 @@ def terminate_by_exception() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.getsignal(signal.SIGTERM)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield
     finally:
