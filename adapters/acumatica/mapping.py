@@ -375,5 +375,5 @@ def map_case(record: Mapping[str, Any], tenant: str) -> CaseRecord:
 
 def _code_if_select(record: Mapping[str, Any], name: str) -> str | None:
     """A select value's ID (``N`` for Open on 26.200.001), kept beside its label; None before 26."""
-    code = v.code(record, name)
+    code = v.select_code(record, name)
     return code if code is not None and code != v.label(record, name) else None

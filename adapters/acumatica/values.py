@@ -76,11 +76,20 @@ def _select_value(record: Mapping[str, Any], name: str) -> Mapping[str, Any] | N
     """The inner object of a ``StringSingleSelectValue`` (``{"value": {"ID", "Description"}}``, new in
     26.200.001), or None when the field holds anything else."""
     raw = record.get(name)
-    if isinstance(raw, Mapping):
+    if type(raw) is dict:  # the hot path: plain JSON objects
+        inner = raw.get("value")
+        return inner if type(inner) is dict or (inner is not None and isinstance(inner, Mapping)) else None
+    if raw is not None and isinstance(raw, Mapping):
         inner = raw.get("value")
         if isinstance(inner, Mapping):
             return inner
     return None
+
+
+def select_code(record: Mapping[str, Any], name: str) -> str | None:
+    """A select value's ``ID``; None when the field is not a select value (before 26.200.001)."""
+    inner = _select_value(record, name)
+    return None if inner is None else text(inner, "ID")
 
 
 def code(record: Mapping[str, Any], name: str) -> str | None:

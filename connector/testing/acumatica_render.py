@@ -104,6 +104,7 @@ def parse_shape(
         node = tree
         for step in item.split("/"):
             node = node.setdefault(step, {})
+    tree = _shared(tree, {})
     customs = tuple(part.strip() for part in (custom or "").split(",") if part.strip())
     for name in customs:
         if "." not in name:
@@ -116,6 +117,13 @@ def parse_shape(
         expand=tree,
         custom=customs,
     )
+
+
+def _shared(tree: dict[str, Any], seen: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Equal expansion subtrees as one object, so a value shared by several linked entities (the
+    account's address under each contact) is rendered once per page (the memo keys by the tree's id)."""
+    node = {name: _shared(child, seen) for name, child in tree.items()}
+    return seen.setdefault(json.dumps(node, sort_keys=True), node)
 
 
 def _encoder(tz: tzinfo, date_suffix: str) -> Callable[[Any], str]:
