@@ -45,6 +45,8 @@ ARGS = {
     ("episodic", "restore"): ["C1"],
     ("episodic", "ingest"): ["acme"],
     ("episodic", "recall"): ["C1", "why?"],
+    ("history",): ["C1"],
+    ("conversations", "import"): [str(ROOT / "tests" / "data" / "conversations_two_turns.jsonl")],
 }
 # Flag variants that take another path through the command.
 VARIANTS = (
