@@ -33,7 +33,7 @@ from connector.conversations.scope_vectors import Snapshot, epoch_seconds
 from connector.episodic.fusion import Fused, Fusion, fuse
 from connector.episodic.scoped_recall import RecallQuery
 from connector.lexical.bm25 import K1, B, LexicalScore, idf
-from connector.lexical.tables import POSTINGS, TURN_SOURCE
+from connector.lexical.tables import TURN_SOURCE
 from connector.scope import Scope
 
 POSTINGS_BUDGET = 2_000  # postings the lexical top list reads at most (its terms' document frequencies)
@@ -59,12 +59,19 @@ def _df_statement(n_terms: int) -> sa.TextClause:
 
 
 _DF: dict[int, sa.TextClause] = {}
-_POSTINGS = sa.select(POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf).where(
-    POSTINGS.c.tenant == sa.bindparam("tenant"),
-    POSTINGS.c.customer_id == sa.bindparam("customer_id"),
-    POSTINGS.c.source == TURN_SOURCE,
-    POSTINGS.c.term.in_(sa.bindparam("terms", expanding=True)),
-)
+
+
+def _postings_statement(n_terms: int) -> sa.TextClause:
+    """The postings of each term, one equality range of the scope's key per term: with ``IN`` over
+    the terms PostgreSQL scanned the whole table when its statistics were stale (after an import)."""
+    one = (
+        "SELECT doc_id, term, tf FROM lexical_posting WHERE tenant = :tenant"
+        " AND customer_id = :customer_id AND source = :source AND term = :t{i}"
+    )
+    return sa.text(" UNION ALL ".join(one.format(i=i) for i in range(n_terms)))
+
+
+_POSTINGS: dict[int, sa.TextClause] = {}
 
 
 def rank(
@@ -219,7 +226,11 @@ def _lexical(
     if not used:
         return _Lexical(np.zeros(n, dtype=np.float64), empty, empty, used, query_weight)
     # plain tuples from the driver, mapped by C-level loops: no Python statement per posting
-    result = conn.execute(_POSTINGS, {**params, "terms": used})
+    statement = _POSTINGS.get(len(used))
+    if statement is None:
+        statement = _POSTINGS[len(used)] = _postings_statement(len(used))
+    bound = {**params, "source": TURN_SOURCE, **{f"t{i}": t for i, t in enumerate(used)}}
+    result = conn.execute(statement, bound)
     rows = result.cursor.fetchall()
     result.close()
     if not rows:
