@@ -217,10 +217,10 @@ def _ledger_document(
     party_field: str,
     reference_field: str,
     currency: str | None,
+    erp_type: str,
+    type_label: str | None,
 ) -> DocumentRecord:
     """AR invoices and AP bills share one shape: Type/ReferenceNbr keyed, amount and balance."""
-    erp_type = v.required_code(record, "Type")
-    type_label = v.label(record, "Type")
     number = v.required_text(record, "ReferenceNbr")
     status = v.label(record, "Status")
     return DocumentRecord(
@@ -259,11 +259,12 @@ INVOICE_CURRENCY = "Document.CuryID"
 
 def map_invoice(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
     """AR invoices; a Credit Memo type (``CRM`` on 26.200.001) becomes ``credit_memo``."""
-    is_credit = (v.label(record, "Type") or "").lower() == "credit memo" or v.code(record, "Type") == "CRM"
+    erp_type, type_label = v.required_code(record, "Type"), v.label(record, "Type")
+    is_credit = (type_label or "").lower() == "credit memo" or erp_type == "CRM"
     return _ledger_document(
         record, tenant, doc_type="credit_memo" if is_credit else "ar_invoice", party_kind="customer",
         party_field="Customer", reference_field="CustomerOrder",
-        currency=v.custom_text(record, INVOICE_CURRENCY),
+        currency=v.custom_text(record, INVOICE_CURRENCY), erp_type=erp_type, type_label=type_label,
     )  # fmt: skip
 
 
@@ -326,6 +327,7 @@ def map_bill(record: Mapping[str, Any], tenant: str) -> DocumentRecord:
     return _ledger_document(
         record, tenant, doc_type="ap_bill", party_kind="vendor", party_field="Vendor",
         reference_field="VendorRef", currency=v.text(record, "CurrencyID"),
+        erp_type=v.required_code(record, "Type"), type_label=v.label(record, "Type"),
     )  # fmt: skip
 
 
