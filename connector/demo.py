@@ -24,9 +24,9 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.table import Table
 
-from connector.commands.demo import add_arguments
-from connector.commands.mcp import client_config
 from connector.db.upsert import document_t, party_t
+from connector.demo_options import add_arguments
+from connector.mcp_client import client_config
 from connector.memory import Memory
 from connector.settings import Settings, load_settings
 from connector.sync.progress import RichReporter, reporter_for

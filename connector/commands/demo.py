@@ -4,18 +4,9 @@ contexts), from an installed wheel as from a checkout; no API key, no network.""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The demo's options, shared by ``connector demo`` and ``python -m connector.demo``."""
-    parser.add_argument(
-        "--data-dir", type=Path, default=Path(".data/demo"), help="where the demo keeps its stores"
-    )
-    parser.add_argument("--customers", type=int, default=300, help="customers per fake ERP")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--budget", type=int, default=1200, help="token budget of each printed context")
+from connector.demo_options import add_arguments
 
 
 def register(sub: Any) -> None:

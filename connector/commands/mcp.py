@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from connector.commands._common import memory_from_settings
+from connector.mcp_client import client_config
 
 
 def register(sub: Any) -> None:
@@ -28,25 +29,6 @@ def register(sub: Any) -> None:
         "--print-config", action="store_true", help="print an MCP client's JSON config block and exit"
     )
     parser.set_defaults(handler=_mcp)
-
-
-def client_config(
-    *,
-    http_url: str | None = None,
-    token_env: str = "CONNECTOR_MCP_TOKEN",
-    command: list[str] | None = None,
-    env: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """The ``mcpServers`` block an MCP client (desktop assistant, IDE, agent platform) reads:
-    the command that starts ``connector mcp`` over stdio, or the URL and header for HTTP."""
-    if http_url is None:
-        program, *args = command or ["connector"]
-        entry: dict[str, Any] = {"command": program, "args": [*args, "mcp"]}
-        if env:
-            entry["env"] = env
-    else:
-        entry = {"type": "http", "url": http_url, "headers": {"Authorization": f"Bearer ${{{token_env}}}"}}
-    return {"mcpServers": {"erp-memory": entry}}
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -13,52 +13,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from connector.embeddings.base import Vectors
 from connector.scope import Scope
+from connector.vectors.stamps import HASH_KEY, STAMP_KEYS, Stamp, StoredVector
 
-HASH_KEY = "vector_hash"
-STAMP_KEYS = ("tenant", "customer_id", HASH_KEY)  # the metadata a stored vector carries
+__all__ = [
+    "HASH_KEY", "STAMP_KEYS", "Eraser", "Stamp", "StoredVector", "VectorIndex", "guarded", "vector_hash",
+]  # fmt: skip
 
 
 def vector_hash(model_id: str, text: str) -> str:
     """Which model embedded which text: equal hashes mean the stored vector is the one the row wants."""
     return hashlib.sha256(f"{model_id}\x1f{text}".encode()).hexdigest()[:32]
-
-
-@dataclass(frozen=True, slots=True)
-class Stamp:
-    """The scope and hash a vector was stored under (its metadata in the index)."""
-
-    tenant: str | None
-    customer_id: str | None
-    vector_hash: str | None
-    # The stored metadata holds keys besides the stamp's (written by an older version): correct, but
-    # read by every cold recall of the vector; ``reindex`` rewrites it as the stamp alone.
-    surplus: bool = field(default=False, compare=False)
-
-    @classmethod
-    def of(cls, metadata: Mapping[str, Any] | None) -> Stamp:
-        meta = metadata or {}
-        surplus = len(meta) > sum(1 for key in STAMP_KEYS if key in meta)
-        return cls(meta.get("tenant"), meta.get("customer_id"), meta.get(HASH_KEY) or None, surplus)
-
-    @staticmethod
-    def metadata(tenant: str, customer_id: str, hash_: str | None) -> dict[str, str]:
-        """What a vector of this scope and hash is stored with (an unknown hash as ``""``)."""
-        return {"tenant": tenant, "customer_id": customer_id, HASH_KEY: hash_ or ""}
-
-    @property
-    def scope(self) -> tuple[str | None, str | None]:
-        return (self.tenant, self.customer_id)
-
-
-@dataclass(frozen=True, slots=True)
-class StoredVector:
-    vector: Vectors
-    stamp: Stamp
 
 
 class Eraser(Protocol):

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 
 from connector.embeddings.base import Embedder, Vectors
-from connector.episodic.vector_index import Stamp, StoredVector
 from connector.errors import EmbeddingModelMismatch, StoreError
 from connector.settings import ChromaSettings
 from connector.vectors.deadline import Kind
 from connector.vectors.files import purge_chroma_log
+from connector.vectors.stamps import Stamp, StoredVector
 from connector.vectors.store import ChromaStore
 
 log = logging.getLogger(__name__)

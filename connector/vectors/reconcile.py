@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from connector.episodic.vector_index import Stamp
+from connector.vectors.stamps import Stamp
 
 
 @dataclass(frozen=True, slots=True)
