@@ -332,6 +332,7 @@ def seed_turn_index(memory: Memory, seed: int) -> int:
     """Index every recorded turn as the indexer would, without embedding: ``conv_turn`` rows with the
     hash of their text, their postings, random unit vectors in Chroma's turns collection, and each
     session's progress (the query is still embedded for real, so recall runs its real code path)."""
+    from connector.conversations import generations
     from connector.conversations.indexer import indexed_text, turn_id
     from connector.conversations.tables import SESSIONS, TURNS
     from connector.lexical import index as lexical
@@ -360,6 +361,14 @@ def seed_turn_index(memory: Memory, seed: int) -> int:
         vectors = np_rng.standard_normal((len(rows), dim)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         with memory.engine.begin() as conn:
+            # Each customer's generation moves with its rows, as the indexer's writes move it: a
+            # recall reads the rows stamped above the generation it holds.
+            gens = {
+                key: generations.bump(conn, Scope(*key))
+                for key in {(r["tenant"], r["customer_id"]) for r in rows}
+            }
+            for r in rows:
+                r["gen"] = gens[r["tenant"], r["customer_id"]]
             conn.execute(sa.insert(TURNS), rows)
             docs = [
                 LexicalDocument(Scope(r["tenant"], r["customer_id"]), r["id"], text)
