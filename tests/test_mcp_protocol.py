@@ -6,7 +6,7 @@ what a refused call carried."""
 from __future__ import annotations
 
 import json
-import select
+import selectors
 import socket
 import subprocess
 import sys
@@ -63,9 +63,15 @@ class RawStdio:
     def reply(self) -> dict[str, Any]:
         assert self.process.stdout is not None
         deadline = time.monotonic() + 60
+        # selectors (epoll), not select(): a long test session holds descriptors beyond select's 1024.
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(self.process.stdout, selectors.EVENT_READ)
+            return self._read_reply(waiting, deadline)
+
+    def _read_reply(self, waiting: selectors.BaseSelector, deadline: float) -> dict[str, Any]:
+        assert self.process.stdout is not None
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.process.stdout], [], [], 1)
-            if ready:
+            if waiting.select(timeout=1):
                 line = self.process.stdout.readline()
                 assert line, "the server closed stdout"
                 message: dict[str, Any] = json.loads(line)
