@@ -46,7 +46,7 @@ ARGS = {
     ("episodic", "ingest"): ["acme"],
     ("episodic", "recall"): ["C1", "why?"],
     ("history",): ["C1"],
-    ("conversations", "import"): [str(ROOT / "tests" / "data" / "conversations_two_turns.jsonl")],
+    ("conversations", "import"): [str(ROOT / "tests" / "samples" / "conversations_two_turns.jsonl")],
 }
 # Flag variants that take another path through the command.
 VARIANTS = (
