@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from connector.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from connector.context.builder import ContextBuilder
@@ -38,8 +39,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_attributes(__name__, _HOMES)

@@ -10,8 +10,9 @@ loads neither onnxruntime nor the OpenAI client.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from connector.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from connector.embeddings.base import Embedder, Vectors, l2_normalise
@@ -42,8 +43,4 @@ def embedder_for(settings: Settings) -> MiniLMEmbedder | OpenAIEmbedder:
     return MiniLMEmbedder(model=conf.minilm_model, batch_size=conf.batch_size or 1)
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_attributes(__name__, _HOMES)

@@ -6,8 +6,9 @@ store itself, with Chroma and the embedder, loads on first use of :class:`Episod
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from connector.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory
@@ -36,8 +37,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'connector.episodic' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_attributes(__name__, _HOMES)

@@ -7,8 +7,9 @@ importance by elapsed days. Facts about values the ERP holds are never stored.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from connector.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from connector.facts.models import (
@@ -47,8 +48,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_attributes(__name__, _HOMES)
