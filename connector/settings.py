@@ -363,6 +363,53 @@ class McpSettings(Section):
     port: int = Field(default=8765, ge=1, le=65535)
 
 
+#: What a token may do: ``read`` < ``write`` (record turns, cases, pins, learned facts) < ``erase`` (forget).
+Role = Literal["read", "write", "erase"]
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+#: Names the connector gives callers itself: a configured token cannot take them.
+RESERVED_TOKEN_NAMES = frozenset({"cli", "loopback"})
+
+
+class TokenSettings(Section):
+    """One named access token (``[[access.tokens]]``); its secret is read from the environment
+    variable ``secret_env`` names (or .env), never from the settings file."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    secret_env: str = Field(pattern=ENV_NAME)
+    role: Role = "read"
+    tenants: list[str] | None = None  # None = every configured tenant
+    customers: list[str] | None = None  # None = any customer of its tenants
+    revoked: bool = False  # refused (401) like an unknown token; kept so the audit trail names it
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, value: str) -> str:
+        if value in RESERVED_TOKEN_NAMES:
+            raise ValueError(f"{value!r} is reserved for the connector's own callers")
+        return value
+
+
+class AccessSettings(Section):
+    """Who may call the MCP server over HTTP and the web console (see connector.access)."""
+
+    tokens: list[TokenSettings] = Field(default_factory=list)
+
+    @field_validator("tokens")
+    @classmethod
+    def _unique(cls, value: list[TokenSettings]) -> list[TokenSettings]:
+        names = [t.name for t in value]
+        if len(names) != len(set(names)):
+            raise ValueError("token names must be unique")
+        return value
+
+
+class AuditSettings(Section):
+    """The audit trail (connector.audit): who wrote, erased or read what, never the content."""
+
+    enabled: bool = True
+    retention_days: int = Field(default=365, ge=1)  # older events are removed by the retention job
+
+
 class TelemetrySettings(Section):
     """OpenTelemetry output (see connector.telemetry); off by default: the API is a no-op."""
 
@@ -400,6 +447,8 @@ class Settings(BaseSettings):
     context: ContextSettings = Field(default_factory=ContextSettings)
     facts: FactSettings = Field(default_factory=FactSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    access: AccessSettings = Field(default_factory=AccessSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
     otel: TelemetrySettings = Field(default_factory=TelemetrySettings)
     default_tenant: str | None = None
     log_format: Literal["auto", "json", "text"] = "auto"
@@ -416,6 +465,11 @@ class Settings(BaseSettings):
         unknown = sorted(set(self.mcp.tenants or ()) - set(names))
         if unknown:
             raise ValueError(f"mcp.tenants names unconfigured tenants: {', '.join(unknown)}")
+        for token in self.access.tokens:
+            unknown = sorted(set(token.tenants or ()) - set(names))
+            if unknown:
+                listed = ", ".join(unknown)
+                raise ValueError(f"access token {token.name!r} names unconfigured tenants: {listed}")
         return self
 
     @classmethod
