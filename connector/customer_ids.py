@@ -21,10 +21,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from connector.db.models import Party
 from connector.errors import UnknownCustomerError
 from connector.ids import fold_key
 from connector.scope import Scope
+from connector.semantic.tables import Party
 
 _PARTY: sa.Table = Party.__table__  # type: ignore[attr-defined]
 _LIVE = (_PARTY.c.kind == "customer", _PARTY.c.deleted_at.is_(None))

@@ -24,10 +24,10 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.table import Table
 
-from connector.db.upsert import document_t, party_t
 from connector.demo_options import add_arguments
 from connector.mcp_client import client_config
 from connector.memory import Memory
+from connector.semantic.upsert import document_t, party_t
 from connector.settings import Settings, load_settings
 from connector.sync.progress import RichReporter, reporter_for
 from connector.sync.result import SyncReport

@@ -572,9 +572,9 @@ class Memory:
         found = lookup_document(self.engine, scope, number, party_kind=party_kind)
         if as_of is None:
             return found
-        from connector.context.as_of import document_detail_as_of
         from connector.context.query import ContextInputError
         from connector.db.reads import read_connection
+        from connector.semantic.as_of import document_detail_as_of
 
         if as_of.tzinfo is None or as_of.utcoffset() is None:
             raise ContextInputError("as_of must be a timezone-aware datetime")

@@ -20,6 +20,7 @@ import connector.erasure.tables
 import connector.facts.tables
 import connector.lexical.tables
 import connector.semantic.history_table
+import connector.semantic.tables
 import connector.sync.tables
 import connector.working.tables  # noqa: F401
 

@@ -50,7 +50,6 @@ from connector.context import ContextBuilder  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
 from connector.db.models import SyncState  # noqa: E402
-from connector.db.upsert import upsert_records  # noqa: E402
 from connector.episodic.documents import keys_for_documents  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
 from connector.episodic.vector_index import vector_hash  # noqa: E402
@@ -59,6 +58,7 @@ from connector.erp.records import Contact, DocType, DocumentRecord, PartyRecord 
 from connector.facts.scope import FactScope  # noqa: E402
 from connector.facts.store import EXPLICIT_CATEGORY, FactInput, store_fact  # noqa: E402
 from connector.memory import Memory  # noqa: E402
+from connector.semantic.upsert import upsert_records  # noqa: E402
 from connector.settings import ChromaSettings, ConversationSettings, Settings  # noqa: E402
 from connector.testing.scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
 from connector.tokens import count_tokens  # noqa: E402
@@ -557,7 +557,7 @@ def measure(
 
 
 def _has_party(memory: Memory, party_id: str) -> bool:
-    from connector.db.models import Party
+    from connector.semantic.tables import Party
 
     with memory.engine.connect() as conn:
         table = Party.__table__  # type: ignore[attr-defined]

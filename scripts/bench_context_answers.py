@@ -43,8 +43,8 @@ from connector.clock import FrozenClock  # noqa: E402
 from connector.context.money import money  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
-from connector.db.upsert import case_t, document_t, party_t  # noqa: E402
 from connector.memory import Memory  # noqa: E402
+from connector.semantic.upsert import case_t, document_t, party_t  # noqa: E402
 from connector.settings import ChromaSettings, Settings, SyncSettings  # noqa: E402
 from connector.testing.acumatica import FakeAcumatica  # noqa: E402
 from connector.testing.sap import FakeSAP  # noqa: E402

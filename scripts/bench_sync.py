@@ -30,9 +30,9 @@ from connector.adapters.factory import adapter_factory
 from connector.clock import SystemClock
 from connector.db.engine import create_db_engine
 from connector.db.migrate import upgrade_to_head
-from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
-from connector.db.upsert import _row_for, upsert_records  # _row_for: both paths write the same rows
 from connector.erp.records import CaseRecord, DocumentRecord, PartyRecord, Record
+from connector.semantic.tables import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
+from connector.semantic.upsert import _row_for, upsert_records  # _row_for: both paths write the same rows
 from connector.settings import HistorySettings, Settings, SyncSettings, TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.runner import SyncRunner

@@ -8,11 +8,11 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from connector.context import ContextBuilder
-from connector.db.upsert import upsert_records
 from connector.embeddings.shared_query import SharedQuery
 from connector.episodic.models import CaseHit
 from connector.erp.records import Address, Contact, DocumentRecord, PartyRecord
 from connector.memory import Memory
+from connector.semantic.upsert import upsert_records
 
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 SYNCED = datetime(2026, 1, 15, 11, 40, tzinfo=UTC)

@@ -11,8 +11,8 @@ from sqlalchemy.engine import Engine
 from connector.adapters.acumatica import AcumaticaAdapter
 from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
-from connector.db.upsert import document_t
 from connector.memory import Memory
+from connector.semantic.upsert import document_t
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.sap import FakeSAP

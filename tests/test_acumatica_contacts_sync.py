@@ -18,8 +18,8 @@ from sqlalchemy.engine import Engine
 
 from connector.adapters.acumatica import AcumaticaAdapter
 from connector.clock import FrozenClock
-from connector.db.upsert import address_t, contact_t
 from connector.memory import Memory
+from connector.semantic.upsert import address_t, contact_t
 from connector.settings import Settings, SyncSettings
 from connector.testing import FakeAcumatica
 from connector.testing.acumatica import ALL_VERSIONS

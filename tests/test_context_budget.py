@@ -10,9 +10,9 @@ from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
 from connector.context import ContextResult
-from connector.db.upsert import upsert_records
 from connector.erp.records import DocumentRecord
 from connector.memory import Memory
+from connector.semantic.upsert import upsert_records
 from connector.settings import ContextSettings, Settings, WorkingMemorySettings
 from connector.tokens import count_tokens
 from connector.working import NewTurn

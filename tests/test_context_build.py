@@ -187,8 +187,8 @@ def test_async_variant_gives_the_same_result(memory: Memory, context: ContextBui
 
 
 def test_a_vendor_context_has_its_bills_and_terms(memory: Memory, context: ContextBuilder) -> None:
-    from connector.db.upsert import upsert_records
     from connector.erp.records import DocumentRecord, PartyRecord
+    from connector.semantic.upsert import upsert_records
 
     bill = DocumentRecord(
         tenant="default", doc_type="ap_bill", external_id="BILL/000777", number="000777", party_kind="vendor",
@@ -212,8 +212,8 @@ def test_a_vendor_context_has_its_bills_and_terms(memory: Memory, context: Conte
 
 
 def test_orders_are_never_overdue_and_show_their_amount(memory: Memory, context: ContextBuilder) -> None:
-    from connector.db.upsert import upsert_records
     from connector.erp.records import DocumentRecord
+    from connector.semantic.upsert import upsert_records
 
     order = DocumentRecord(
         tenant="default", doc_type="sales_order", external_id="SO/000123", number="SO-000123",

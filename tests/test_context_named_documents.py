@@ -16,9 +16,9 @@ from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
 from connector.context import ContextBuilder, ContextResult, UnknownDocumentError
-from connector.db.upsert import upsert_records
 from connector.erp.records import DocumentRecord
 from connector.memory import Memory
+from connector.semantic.upsert import upsert_records
 from connector.settings import Settings
 
 MANY = 1000

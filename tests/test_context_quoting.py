@@ -64,8 +64,8 @@ def test_one_line_flattens_erp_values() -> None:
 
 
 def test_erp_names_cannot_open_a_line(sqlite_engine: Engine, settings: Settings) -> None:
-    from connector.db.upsert import upsert_records
     from connector.erp.records import PartyRecord
+    from connector.semantic.upsert import upsert_records
 
     memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=sqlite_engine)
     with memory.engine.begin() as conn:

@@ -17,13 +17,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
-from connector.db.upsert import upsert_records
 from connector.erp.records import PartyRecord
 from connector.errors import ScopeError, UnknownCustomerError
 from connector.facts.tables import LearnedFactRow
 from connector.mcp_server.guard import ServedScope
 from connector.mcp_server.tools import MemoryTools
 from connector.memory import Memory
+from connector.semantic.upsert import upsert_records
 from connector.settings import ChromaSettings, McpSettings, Settings
 from connector.working.tables import WorkSession
 

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from connector.db.aggregates import money_sum
-from connector.db.models import Document
+from connector.semantic.tables import Document
 
 document_t: sa.Table = Document.__table__  # type: ignore[attr-defined]
 VALUES = [

@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
-from connector.db.upsert import upsert_records
 from connector.erp.records import PartyRecord
 from connector.errors import ConnectorError, UnknownCustomerError
 from connector.mcp_server.guard import agent_message
 from connector.memory import Memory
+from connector.semantic.upsert import upsert_records
 from connector.settings import ChromaSettings, EpisodicSettings, Settings, load_settings
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -12,12 +12,12 @@ import sqlalchemy as sa
 from chroma_fixtures import episodic_with
 
 from connector.clock import FrozenClock
-from connector.db.models import CrmCase
 from connector.embeddings import MiniLMEmbedder
 from connector.embeddings.minilm import MODEL_ID, QINT8_ID
 from connector.episodic.tables import CASES, ENTRIES
 from connector.errors import EmbeddingModelMismatch, ScopeError, StoreError
 from connector.memory import Memory
+from connector.semantic.tables import CrmCase
 from connector.settings import ChromaSettings
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

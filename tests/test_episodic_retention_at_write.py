@@ -13,9 +13,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from connector.clock import FrozenClock
-from connector.db.models import CrmCase
 from connector.episodic.tables import CASES, ENTRIES
 from connector.memory import Memory
+from connector.semantic.tables import CrmCase
 from connector.settings import Settings
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -16,13 +16,13 @@ from sqlmodel import Session
 from connector.cli import main
 from connector.clock import FrozenClock
 from connector.db.engine import create_db_engine
-from connector.db.models import CrmCase
 from connector.episodic.tables import ENTRIES
 from connector.erasure.tombstones import erased_t
 from connector.errors import ErasedCustomerError
 from connector.lexical.tables import DOCS, POSTINGS
 from connector.memory import Memory
 from connector.scope import Scope
+from connector.semantic.tables import CrmCase
 from connector.settings import ChromaSettings, EpisodicSettings, Settings
 
 # The tests record cases for customers they name, not synced ones (the byte scan must find none

@@ -14,11 +14,11 @@ from sqlalchemy.engine import Engine
 from sync_stub import StubAdapter
 
 from connector.clock import FrozenClock
-from connector.db.upsert import party_t
 from connector.erp.records import DocumentRecord, PartyRecord
 from connector.memory import Memory
 from connector.semantic.history_reads import describe
 from connector.semantic.tracking import change_t
+from connector.semantic.upsert import party_t
 from connector.settings import ContextSettings, HistorySettings, Settings, TenantSettings
 
 T0 = datetime(2025, 6, 1, 8, 0, tzinfo=UTC)

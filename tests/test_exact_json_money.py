@@ -13,9 +13,9 @@ from connector.adapters.acumatica import AcumaticaAdapter
 from connector.adapters.http import parse_json_exact
 from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
-from connector.db.upsert import party_t
 from connector.erp.records import DocumentRecord, PartyRecord
 from connector.memory import Memory
+from connector.semantic.upsert import party_t
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.testing import FakeAcumatica
 from connector.testing.sap import FakeSAP

@@ -21,8 +21,8 @@ from sqlalchemy.engine import Engine
 from connector.adapters.acumatica import AcumaticaAdapter, contract
 from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
-from connector.db.upsert import case_t, document_t, party_t
 from connector.memory import Memory
+from connector.semantic.upsert import case_t, document_t, party_t
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.testing import FakeAcumatica
 from connector.testing.acumatica import ALL_VERSIONS

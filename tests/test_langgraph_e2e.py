@@ -27,11 +27,11 @@ from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
-from connector.db.upsert import upsert_records
 from connector.erp.records import PartyRecord
 from connector.integrations.langgraph import MemoryState, inject_memory, record_memory
 from connector.llm import LLMClient
 from connector.memory import Memory
+from connector.semantic.upsert import upsert_records
 from connector.settings import LLMSettings, Settings
 
 LEARNED = "Prefers troubleshooting steps by e-mail"

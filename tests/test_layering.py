@@ -50,6 +50,13 @@ def test_the_relational_store_imports_no_feature_package_and_no_adapter(graph: d
     assert _targets(graph, "connector.db") <= FOUNDATION | {"connector.erp"}
 
 
+def test_semantic_memory_stands_only_on_the_store_and_the_contract(graph: dict[str, Any]) -> None:
+    """The ERP's facts (tables, writes, reads, history) are one package the context, the sync and
+    episodic memory use; it uses none of them back."""
+    below = {"connector.db", "connector.erp", "connector.scope"}
+    assert _targets(graph, "connector.semantic") <= FOUNDATION | below
+
+
 def test_the_sync_job_never_imports_an_adapter(graph: dict[str, Any]) -> None:
     """It is handed an AdapterFactory by the composition root (connector.memory)."""
     assert "connector.adapters" not in _targets(graph, "connector.sync")

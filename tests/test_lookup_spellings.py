@@ -13,9 +13,9 @@ from sqlalchemy.engine import Engine
 from connector.clock import FrozenClock
 from connector.context import UnknownDocumentError
 from connector.context.references import NumberRef, document_number
-from connector.db.upsert import upsert_records
 from connector.erp.records import DocumentRecord
 from connector.memory import Memory
+from connector.semantic.upsert import upsert_records
 from connector.settings import Settings
 
 

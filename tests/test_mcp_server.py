@@ -26,8 +26,8 @@ from sqlalchemy.engine import Engine
 from test_sync_faults import Rig, _rigs, rig_factory, sync_env
 
 from connector.cli import main
-from connector.db.upsert import document_t
 from connector.memory import Memory
+from connector.semantic.upsert import document_t
 from connector.settings import Settings
 
 __all__ = ["rig_factory"]  # the fixture, re-used from the sync fault tests

@@ -21,8 +21,8 @@ from sqlalchemy.engine import Engine
 
 from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
-from connector.db.upsert import document_t, party_t
 from connector.memory import Memory
+from connector.semantic.upsert import document_t, party_t
 from connector.settings import Settings, SyncSettings
 from connector.testing.sap import FakeSAP
 from connector.testing.sap_data import sales_order_items

@@ -15,9 +15,9 @@ from connector.adapters.sap import SAPAdapter
 from connector.adapters.sap.mapping import BILLING_BALANCE_UNAVAILABLE
 from connector.clock import FrozenClock
 from connector.context.money import money
-from connector.db.upsert import document_t
 from connector.erp.records import DocumentRecord
 from connector.memory import Memory
+from connector.semantic.upsert import document_t
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.result import SyncReport
 from connector.testing.sap import FakeSAP

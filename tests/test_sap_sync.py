@@ -9,8 +9,8 @@ from sqlalchemy.engine import Engine
 
 from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
-from connector.db.upsert import document_t, party_t
 from connector.memory import Memory
+from connector.semantic.upsert import document_t, party_t
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.state import state_t
 from connector.testing.sap import FakeSAP

@@ -14,7 +14,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from test_sync_faults import Rig, connector_process, count, customer_ids, rig_factory, watermark
 
-from connector.db.upsert import party_t
+from connector.semantic.upsert import party_t
 from connector.sync.runlog import run_t
 
 __all__ = ["rig_factory"]  # the fixture, re-used from the sync fault tests

@@ -9,7 +9,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from connector.db.upsert import (
+from connector.erp.records import Address, Contact, DocumentRecord, PartyRecord
+from connector.semantic.upsert import (
     attribute_t,
     contact_t,
     document_t,
@@ -17,7 +18,6 @@ from connector.db.upsert import (
     party_t,
     upsert_records,
 )
-from connector.erp.records import Address, Contact, DocumentRecord, PartyRecord
 
 NOW = datetime(2026, 3, 13, 12, 12, 50, 400000, tzinfo=UTC)
 
@@ -171,7 +171,7 @@ def test_a_key_written_after_the_classify_is_upserted_not_refused(
     bare: dict[str, object] = {"contacts": (), "addresses": (), "attributes": {}}  # the party row alone
     with engine.begin() as conn:
         upsert_records(conn, [party(name="Old name", **bare)], NOW)
-    monkeypatch.setattr("connector.db.upsert._existing_hashes", lambda *_args: {})
+    monkeypatch.setattr("connector.semantic.upsert._existing_hashes", lambda *_args: {})
     with engine.begin() as conn:
         counts = upsert_records(conn, [party(name="New name", **bare)], NOW + timedelta(hours=1))
     assert counts.inserted == 1  # as the classify saw it

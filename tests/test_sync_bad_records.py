@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
-from connector.db.upsert import party_t
 from connector.memory import Memory
+from connector.semantic.upsert import party_t
 from connector.settings import Settings, SyncSettings
 from connector.sync.runlog import run_t
 from connector.sync.status import sync_status

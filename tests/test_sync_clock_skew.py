@@ -20,9 +20,9 @@ from sync_stub import StubAdapter
 
 from connector.clock import FrozenClock
 from connector.commands.sync import print_status
-from connector.db.upsert import party_t
 from connector.erp.records import PartyRecord
 from connector.memory import Memory
+from connector.semantic.upsert import party_t
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.health import sync_verdict
 from connector.sync.runlog import run_t

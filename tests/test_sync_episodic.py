@@ -11,8 +11,8 @@ from sqlalchemy.engine import Engine
 from test_sync_runner import _Recorder
 
 from connector.clock import FrozenClock
-from connector.db.upsert import case_t
 from connector.memory import Memory
+from connector.semantic.upsert import case_t
 from connector.settings import Settings
 from connector.testing.acumatica import FakeAcumatica
 

@@ -29,8 +29,8 @@ from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
 from connector.db.engine import create_db_engine
-from connector.db.upsert import address_t, attribute_t, case_t, contact_t, document_t, party_t
 from connector.memory import Memory
+from connector.semantic.upsert import address_t, attribute_t, case_t, contact_t, document_t, party_t
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.result import SyncReport
 from connector.sync.runlog import run_t

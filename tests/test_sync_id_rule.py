@@ -15,10 +15,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
-from connector.db.upsert import party_t
 from connector.errors import ScopeError
 from connector.memory import Memory
 from connector.scope import require_id
+from connector.semantic.upsert import party_t
 from connector.settings import Settings, SyncSettings
 from connector.sync.runlog import run_t
 from connector.testing.acumatica import FakeAcumatica

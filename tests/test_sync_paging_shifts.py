@@ -17,8 +17,8 @@ from sqlalchemy.engine import Engine
 from connector.adapters.acumatica import AcumaticaAdapter
 from connector.adapters.sap.adapter import SAPAdapter
 from connector.clock import FrozenClock
-from connector.db.upsert import party_t
 from connector.memory import Memory
+from connector.semantic.upsert import party_t
 from connector.settings import Settings, TenantSettings
 from connector.testing import FakeAcumatica
 from connector.testing.sap import FakeSAP

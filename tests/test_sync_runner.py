@@ -12,10 +12,10 @@ from sqlalchemy.engine import Engine
 from sync_stub import StubAdapter
 
 from connector.clock import FrozenClock
-from connector.db.upsert import document_t, party_t
 from connector.erp.records import DocumentRecord, PartyRecord
 from connector.errors import ConfigError
 from connector.memory import Memory
+from connector.semantic.upsert import document_t, party_t
 from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.progress import NullReporter, Reporter
 from connector.sync.runlog import run_t
@@ -139,7 +139,7 @@ def test_a_first_run_over_rows_of_its_kind_still_scans_keys(
     engine: Engine, erp: StubAdapter, clock: FrozenClock
 ) -> None:
     """The state was lost (or another tool loaded the table): old rows may be gone from the ERP."""
-    from connector.db.upsert import upsert_records
+    from connector.semantic.upsert import upsert_records
 
     with engine.begin() as conn:
         upsert_records(conn, [customer("C999", T0)], START - timedelta(days=1))

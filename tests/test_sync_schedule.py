@@ -108,7 +108,7 @@ def test_stop_lets_the_running_sync_commit_its_page_and_log_out(
     with sqlite_engine.connect() as conn:
         import sqlalchemy as sa
 
-        from connector.db.upsert import party_t
+        from connector.semantic.upsert import party_t
         from connector.sync.runlog import run_t
 
         assert conn.execute(sa.select(sa.func.count()).select_from(party_t)).scalar_one() == 4

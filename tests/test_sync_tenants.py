@@ -18,8 +18,8 @@ from sqlalchemy.engine import Engine
 from connector.cli import main
 from connector.clock import FrozenClock
 from connector.commands.sync import EXIT_PARTLY_FAILED
-from connector.db.upsert import party_t
 from connector.memory import Memory
+from connector.semantic.upsert import party_t
 from connector.settings import Settings, TenantSettings
 from connector.sync.runlog import run_t
 from connector.testing.acumatica import FakeAcumatica

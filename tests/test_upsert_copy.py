@@ -10,9 +10,24 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from connector.db.copy_format import copy_bool, copy_date, copy_json, copy_money, copy_text, copy_timestamp
-from connector.db.upsert import address_t, attribute_t, case_t, contact_t, document_t, party_t, upsert_records
 from connector.erp.records import Address, CaseRecord, Contact, DocumentRecord, PartyRecord
+from connector.semantic.copy_format import (
+    copy_bool,
+    copy_date,
+    copy_json,
+    copy_money,
+    copy_text,
+    copy_timestamp,
+)
+from connector.semantic.upsert import (
+    address_t,
+    attribute_t,
+    case_t,
+    contact_t,
+    document_t,
+    party_t,
+    upsert_records,
+)
 
 NOW = datetime(2026, 3, 13, 12, 0, tzinfo=UTC)
 NASTY = "tab\there\nnew line\r\\back\\slash \\N é 中文 \u2028 end"

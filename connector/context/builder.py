@@ -19,27 +19,23 @@ from sqlalchemy.engine import Engine
 
 from connector.clock import Clock
 from connector.context import candidates as cand
-from connector.context.as_of import changes_after, documents_as_of, first_sync, party_as_of, totals_of
 from connector.context.budget import Allocation, Chosen, Costs, KeptCosts, allocate
 from connector.context.changes import change_items, read_changes
-from connector.context.documents import (
-    KindTotal,
-    OpenDocument,
-    document_totals,
-    named_documents,
-    ranked_documents,
-)
+from connector.context.documents import named_documents
 from connector.context.headings import summary_heading, turns_heading
 from connector.context.models import SECTION_ORDER, ContextItem, ContextResult, ContextSection
 from connector.context.ports import CaseRecall, ConversationRecall, FactReader, SessionView
 from connector.context.query import ContextInputError, clean_query
 from connector.context.references import MAX_REFERENCES, parse_references
 from connector.context.render import render
-from connector.context.sources import close_matches, load_party, stream_freshness
+from connector.context.sources import stream_freshness
 from connector.db.reads import read_connection
 from connector.embeddings.shared_query import SharedQuery
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.scope import Scope, require_id, tenant_or_default
+from connector.semantic.as_of import changes_after, documents_as_of, first_sync, party_as_of, totals_of
+from connector.semantic.documents import KindTotal, OpenDocument, document_totals, ranked_documents
+from connector.semantic.parties import close_matches, load_party
 from connector.settings import MIN_TOKEN_BUDGET, ContextSettings, HistorySettings
 from connector.telemetry import traced_context
 from connector.threads import LazyPool

@@ -14,7 +14,6 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from connector.context.documents import KindTotal, OpenDocument
 from connector.context.labels import (
     DOC_DATES,
     attribute_label,
@@ -28,8 +27,9 @@ from connector.context.labels import (
 from connector.context.money import amount_text, money, money_text
 from connector.context.money import totals as totals_text
 from connector.context.quote import one_line, quote
-from connector.context.sources import CustomerFacts
 from connector.conversations.models import TurnHit
+from connector.semantic.documents import KindTotal, OpenDocument
+from connector.semantic.parties import CustomerFacts
 from connector.working.models import PinnedValue, SessionState, Turn
 from connector.working.summary import DECISIONS, OTHER
 from connector.working.text import compact_json

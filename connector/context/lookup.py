@@ -17,12 +17,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from connector.context.documents import document_t, named_documents
+from connector.context.documents import named_documents
 from connector.context.money import money
 from connector.context.quote import one_line, quote
 from connector.context.references import QueryReferences, document_number
 from connector.errors import ConnectorError
 from connector.scope import Scope
+from connector.semantic.documents import document_t
 
 _LINE_FIELDS = ("line", "item", "description", "quantity", "unit_price", "amount")
 

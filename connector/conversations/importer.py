@@ -42,10 +42,10 @@ from connector.conversations.import_lines import (
     read_jsonl,
 )
 from connector.db.chunks import chunks
-from connector.db.models import Party
 from connector.erasure import Erasures
 from connector.errors import ErasedCustomerError, ScopeError
 from connector.scope import Scope, tenant_or_default
+from connector.semantic.tables import Party
 from connector.working.models import InvalidTurnError, NewTurn
 from connector.working.tables import WorkSession, WorkTurn
 

@@ -15,9 +15,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from connector.db.models import Party
 from connector.errors import UnknownCustomerError
 from connector.scope import Scope
+from connector.semantic.tables import Party
 
 _PARTY: sa.Table = Party.__table__  # type: ignore[attr-defined]
 _KNOWN: Any = sa.select(sa.literal(1)).where(

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from connector.db.models import CrmCase
 from connector.episodic.models import InvalidCaseError
 from connector.erasure import customer_digest
 from connector.errors import ScopeError
 from connector.scope import Scope, require_id
+from connector.semantic.tables import CrmCase
 
 if TYPE_CHECKING:
     from connector.episodic.memory import EpisodicMemory

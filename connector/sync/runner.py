@@ -35,7 +35,13 @@ from sqlalchemy.exc import SQLAlchemyError, StatementError
 from connector.clock import Clock
 from connector.db.diagnosis import cause
 from connector.db.engine import safe_url
-from connector.db.upsert import (
+from connector.erp.protocol import Adapter, AdapterFactory, KeyReader, StreamSpec
+from connector.erp.records import Page, content_hash
+from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
+from connector.ids import canonical_id, id_problem
+from connector.redact import redact
+from connector.semantic.tracking import ChangeRecorder, tracked_fields
+from connector.semantic.upsert import (
     case_t,
     document_t,
     live_external_ids,
@@ -43,12 +49,6 @@ from connector.db.upsert import (
     party_t,
     upsert_records,
 )
-from connector.erp.protocol import Adapter, AdapterFactory, KeyReader, StreamSpec
-from connector.erp.records import Page, content_hash
-from connector.errors import AlreadyRunning, ConfigError, ConnectorError, StoreError, SyncError
-from connector.ids import canonical_id, id_problem
-from connector.redact import redact
-from connector.semantic.tracking import ChangeRecorder, tracked_fields
 from connector.settings import Settings, TenantSettings
 from connector.sync.analyze import StatsKeeper
 from connector.sync.commits import tune_page_transaction

@@ -13,8 +13,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from connector.db.upsert import address_t, attribute_t, case_t, contact_t, document_t, party_t
 from connector.erp.records import CaseRecord, DocumentRecord, PartyRecord, Record
+from connector.semantic.upsert import address_t, attribute_t, case_t, contact_t, document_t, party_t
 
 
 def _widths(table: sa.Table) -> dict[str, int]:

@@ -20,8 +20,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from connector.db.copy_format import FORMATTERS, NULL, formatter_name
 from connector.erp.records import PartyRecord
+from connector.semantic.copy_format import FORMATTERS, NULL, formatter_name
 
 _BOOKKEEPING = {"content_hash": "digest", "synced_at": "synced", "deleted_at": None}
 OWNER = ("tenant", "party_kind", "party_external_id")

@@ -19,9 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from connector.db.chunks import chunks
-from connector.db.copy_layout import layouts
 from connector.db.copy_stream import copy_into
-from connector.db.models import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
 from connector.erp.records import (
     Address,
     CaseRecord,
@@ -31,6 +29,8 @@ from connector.erp.records import (
     Record,
     content_hash,
 )
+from connector.semantic.copy_layout import layouts
+from connector.semantic.tables import CrmCase, Document, Party, PartyAddress, PartyAttribute, PartyContact
 
 party_t: sa.Table = Party.__table__  # type: ignore[attr-defined]
 contact_t: sa.Table = PartyContact.__table__  # type: ignore[attr-defined]
@@ -38,7 +38,7 @@ address_t: sa.Table = PartyAddress.__table__  # type: ignore[attr-defined]
 attribute_t: sa.Table = PartyAttribute.__table__  # type: ignore[attr-defined]
 document_t: sa.Table = Document.__table__  # type: ignore[attr-defined]
 case_t: sa.Table = CrmCase.__table__  # type: ignore[attr-defined]
-# What is written to each table, and how, follows from the table metadata (connector.db.copy_layout).
+# What is written to each table, and how, follows from the table metadata (connector.semantic.copy_layout).
 RECORD_LAYOUTS, CHILD_LAYOUTS = layouts(
     {PartyRecord: party_t, DocumentRecord: document_t, CaseRecord: case_t},
     {"contacts": (contact_t, Contact), "addresses": (address_t, Address), "attributes": (attribute_t, None)},
@@ -46,8 +46,8 @@ RECORD_LAYOUTS, CHILD_LAYOUTS = layouts(
 
 
 class ChangeSink(Protocol):
-    """Receives the changes of tracked fields a write makes (``connector.semantic``'s recorder;
-    a protocol here so the relational store imports no feature package)."""
+    """Receives the changes of tracked fields a write makes (:mod:`connector.semantic.tracking`'s
+    recorder; a protocol, so the write path does not depend on how history is kept)."""
 
     def columns(self, table: sa.Table) -> tuple[str, ...]:
         """The tracked columns of ``table`` (read by the classify query beside the hash)."""
@@ -398,9 +398,9 @@ def _copy_text(
 ) -> None:
     """COPY ``items`` into ``target`` as one text-format payload built by ``lines``.
 
-    Formatting every value ourselves (see :mod:`connector.db.copy_format`) and sending the page in one write
-    replaces a bind-processor call per value and psycopg's per-row adaptation, which were most of
-    the writer's time. A value a column refuses fails before anything is sent, as with
+    Formatting every value ourselves (see :mod:`connector.semantic.copy_format`) and sending the page
+    in one write replaces a bind-processor call per value and psycopg's per-row adaptation, which
+    were most of the writer's time. A value a column refuses fails before anything is sent, as with
     ``execute()``; a driver error is raised as SQLAlchemy's so callers' handlers still apply.
     """
     try:

@@ -19,8 +19,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from connector.context.documents import _COLUMNS, KindTotal, OpenDocument, document_t
 from connector.db.models import SyncRun
+from connector.semantic.documents import COLUMNS, KindTotal, OpenDocument, document_t
 from connector.semantic.history_reads import ErpChange, party_changes
 from connector.semantic.tracking import DELETED
 
@@ -58,7 +58,7 @@ def documents_as_of(
             deleted_then[change.external_id] = bool(change.old)
         elif change.field in _DOC_FIELDS:
             undone.setdefault(change.external_id, {})[change.field] = change.old
-    stmt = sa.select(*_COLUMNS, document_t.c.deleted_at).where(
+    stmt = sa.select(*COLUMNS, document_t.c.deleted_at).where(
         document_t.c.tenant == tenant,
         document_t.c.party_kind == kind,
         document_t.c.party_external_id == party_id,
@@ -79,7 +79,7 @@ def documents_as_of(
 
 
 def totals_of(documents: Sequence[OpenDocument], today: date) -> list[KindTotal]:
-    """:func:`~connector.context.documents.document_totals` over documents already read."""
+    """:func:`~connector.semantic.documents.document_totals` over documents already read."""
     folded: dict[tuple[str, str], list[Any]] = {}
     for d in documents:
         fresh = [0, 0, Decimal(0), Decimal(0), 0, Decimal(0)]
