@@ -38,6 +38,7 @@ from connector.errors import (
     SyncError,
     UnknownCustomerError,
 )
+from connector.recall.fusion_options import Fusion
 from connector.settings import Settings, load_settings
 
 # The names above are what the module functions' hints name (from light modules: dataclasses,
@@ -220,11 +221,12 @@ def recall_cases(
     case_type: str | None = None,
     as_of: datetime | None = None,
     include_archived: bool = False,
+    profile: str | Fusion | None = None,
 ) -> list[CaseHit]:
     """This customer's past cases most similar to ``query``: scope first, similarity second."""
     return _memory().recall_cases(
         customer_id, query, k, tenant=tenant, case_type=case_type, as_of=as_of,
-        include_archived=include_archived,
+        include_archived=include_archived, profile=profile,
     )  # fmt: skip
 
 

@@ -52,6 +52,7 @@ from connector.errors import ErasureIncomplete, StoreError
 from connector.facts.models import LearnedFact
 from connector.failures import database_errors, translated, translated_async
 from connector.llm import LLMClient, make_llm
+from connector.recall.fusion_options import Fusion
 from connector.scope import Scope, tenant_or_default
 from connector.semantic.history_reads import ErpChange
 from connector.settings import Settings, load_settings
@@ -234,7 +235,7 @@ class Memory:
     @cached_property
     def episodic(self) -> EpisodicMemory:
         from connector.episodic import EpisodicMemory
-        from connector.episodic.vector_cache import VectorCache
+        from connector.recall.vector_cache import VectorCache
         from connector.vectors import cases_name
 
         return EpisodicMemory(
@@ -257,7 +258,7 @@ class Memory:
     def conversations(self) -> ConversationMemory:
         """Turns of each customer's earlier sessions: indexed in the background, recalled by similarity."""
         from connector.conversations import ConversationMemory
-        from connector.episodic.vector_cache import VectorCache
+        from connector.recall.vector_cache import VectorCache
 
         return ConversationMemory(
             self.engine,
@@ -404,12 +405,14 @@ class Memory:
         case_type: str | None = None,
         as_of: datetime | None = None,
         include_archived: bool = False,
+        profile: str | Fusion | None = None,
     ) -> list[CaseHit]:
         """Past cases of this customer most similar to ``query`` (scope first, similarity second);
-        ``include_archived`` also reaches the archive by document number."""
+        ``include_archived`` also reaches the archive by document number; ``profile``: the fusion
+        (a name of ``connector.recall.profiles.CASE_PROFILES``, default ``case``, or a Fusion)."""
         return self.episodic.recall(
             customer_id, query, k=k, tenant=tenant, case_type=case_type, as_of=as_of,
-            include_archived=include_archived,
+            include_archived=include_archived, profile=profile,
         )  # fmt: skip
 
     @translated

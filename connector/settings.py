@@ -173,7 +173,7 @@ class ChromaSettings(Section):
     # first read of a collection (which loads it) after ``timeout_s``.
     read_timeout_s: float = Field(default=1.0, gt=0, le=600)
     timeout_s: float = Field(default=10.0, gt=0, le=3600)
-    # In-process cache of entry vectors read from Chroma (connector.episodic.vector_cache); 0 = off.
+    # In-process cache of entry vectors read from Chroma (connector.recall.vector_cache); 0 = off.
     # 64 MB holds ~40,000 vectors of 384 dimensions.
     vector_cache_mb: int = Field(default=64, ge=0, le=65536)
 

@@ -24,8 +24,8 @@ from typing import Any
 
 from _recall_figures import per_kind_figures
 
-from connector.episodic.fusion import Fusion
 from connector.memory import Memory
+from connector.recall.fusion import Fusion
 
 K = 10
 

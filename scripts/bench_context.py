@@ -52,12 +52,12 @@ from connector.db.migrate import upgrade_to_head  # noqa: E402
 from connector.db.models import SyncState  # noqa: E402
 from connector.episodic.documents import keys_for_documents  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
-from connector.episodic.vector_index import vector_hash  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
 from connector.erp.records import Contact, DocType, DocumentRecord, PartyRecord  # noqa: E402
 from connector.facts.scope import FactScope  # noqa: E402
 from connector.facts.store import EXPLICIT_CATEGORY, FactInput, store_fact  # noqa: E402
 from connector.memory import Memory  # noqa: E402
+from connector.recall.vector_index import vector_hash  # noqa: E402
 from connector.semantic.upsert import upsert_records  # noqa: E402
 from connector.settings import ChromaSettings, ConversationSettings, Settings  # noqa: E402
 from connector.testing.scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402

@@ -45,8 +45,8 @@ from connector.clock import FrozenClock  # noqa: E402
 from connector.conversations import RecallOptions  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
-from connector.episodic.fusion import Fusion  # noqa: E402
 from connector.memory import Memory  # noqa: E402
+from connector.recall.fusion import Fusion  # noqa: E402
 from connector.settings import ChromaSettings, ConversationSettings, RetentionSettings, Settings  # noqa: E402
 
 # ../shared/data beside the checkout (or beside the worktrees' folder)

@@ -67,13 +67,13 @@ from connector.clock import FrozenClock  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
 from connector.episodic import terms as entry_terms  # noqa: E402
-from connector.episodic.fusion import Fusion  # noqa: E402
 from connector.episodic.summary import compose, embedding_text  # noqa: E402
 from connector.episodic.tables import ENTRIES  # noqa: E402
-from connector.episodic.vector_index import vector_hash  # noqa: E402
 from connector.episodic.writer import chroma_metadata  # noqa: E402
 from connector.lexical.tables import CASE_SOURCE, DOCS  # noqa: E402
 from connector.memory import Memory  # noqa: E402
+from connector.recall.fusion import Fusion  # noqa: E402
+from connector.recall.vector_index import vector_hash  # noqa: E402
 from connector.scope import Scope  # noqa: E402
 from connector.settings import ChromaSettings, RetentionSettings, Settings  # noqa: E402
 from connector.testing.scratch_db import DEFAULT_PG_ADMIN, ScratchDatabases, admin_url  # noqa: E402
@@ -522,7 +522,7 @@ def print_paired(comparison: dict[str, dict[str, dict[str, list[float]]]]) -> No
 
 
 def calibrate(workdir: Path) -> None:
-    """The fusion candidates on every set (what the defaults in connector.episodic.fusion were chosen on)."""
+    """The fusion candidates on every set (what the defaults in connector.recall.fusion were chosen on)."""
     fusions = {"dense only": Fusion(method="dense", centring=0.0), "lexical only": Fusion(method="lexical")}
     for share in (0.0, 0.3, 0.7):
         fusions[f"centring {share:g}"] = Fusion(centring=share)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from connector.conversations.when import span
+from connector.recall.when import span
 
 AS_OF = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)
 

@@ -19,8 +19,8 @@ from test_episodic_vectors import (
 )
 
 from connector.episodic.tables import ENTRIES
-from connector.episodic.vector_index import STAMP_KEYS
 from connector.memory import Memory
+from connector.recall.vector_index import STAMP_KEYS
 
 __all__ = ["memory_on"]  # the fixture, shared with test_episodic_vectors
 

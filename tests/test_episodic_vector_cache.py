@@ -12,9 +12,9 @@ from test_episodic_vectors import QUERIES, entry_ids, recall_all, seed
 
 from connector.episodic.models import CaseHit
 from connector.episodic.tables import ENTRIES
-from connector.episodic.vector_cache import VectorCache
-from connector.episodic.vector_index import Stamp
 from connector.memory import Memory
+from connector.recall.vector_cache import VectorCache
+from connector.recall.vector_index import Stamp
 from connector.scope import Scope
 
 ALICE = Scope.of("default", "ALICE")

@@ -19,9 +19,9 @@ from connector.clock import FrozenClock
 from connector.episodic import EpisodicMemory, writer
 from connector.episodic.models import CaseHit
 from connector.episodic.tables import ENTRIES
-from connector.episodic.vector_index import StoredVector
 from connector.errors import StoreError
 from connector.memory import Memory
+from connector.recall.vector_index import StoredVector
 from connector.settings import Settings
 
 T0 = datetime(2026, 2, 1, tzinfo=UTC)

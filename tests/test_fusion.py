@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from connector.episodic.fusion import Fused, Fusion, fuse
 from connector.lexical import bm25
 from connector.lexical.bm25 import LexicalScore, Posting
+from connector.recall.fusion import Fused, Fusion, fuse
 
 
 def unit_vectors(*cosines: float) -> tuple[np.ndarray, np.ndarray]:

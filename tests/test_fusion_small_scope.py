@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from connector.episodic.fusion import Fusion, fuse
 from connector.lexical.bm25 import LexicalScore
+from connector.recall.fusion import Fusion, fuse
 
 
 def _rank(fusion: Fusion, scope_size: int) -> list[int]:

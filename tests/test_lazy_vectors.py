@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from connector.embeddings.base import Embedder
-from connector.episodic.lazy_vectors import LazyVectors
-from connector.episodic.vector_cache import VectorCache
-from connector.episodic.vector_index import VectorIndex
+from connector.recall.lazy_vectors import LazyVectors
+from connector.recall.vector_cache import VectorCache
+from connector.recall.vector_index import VectorIndex
 
 
 class Factories:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from connector.episodic.question_form import asks_yes_or_no
+from connector.recall.question_form import asks_yes_or_no
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ import pytest
 
 from connector.embeddings.base import Vectors
 from connector.embeddings.shared_query import SharedQuery, embed_one
-from connector.episodic import scoped_recall
 from connector.lexical.tokens import MAX_QUERY_CHARS, query_terms
+from connector.recall import scoped_recall
 
 
 class CountingEmbedder:

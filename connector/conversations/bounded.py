@@ -13,7 +13,7 @@ The candidates are not every turn of the customer but the union of two top lists
   (turn count, average length, each term's frequency), and serve the dense candidates' lexical
   scores too.
 
-Those candidates are fused as before (:func:`~connector.episodic.fusion.fuse`), the dense side
+Those candidates are fused as before (:func:`~connector.recall.fusion.fuse`), the dense side
 centred on the customer's whole centroid. A customer with fewer turns than the two lists hold
 has every turn ranked, as before this module.
 """
@@ -30,10 +30,10 @@ import numpy as np
 import sqlalchemy as sa
 
 from connector.conversations.scope_vectors import Snapshot, epoch_seconds
-from connector.episodic.fusion import Fused, Fusion, fuse
-from connector.episodic.scoped_recall import RecallQuery
 from connector.lexical.bm25 import K1, B, LexicalScore, idf
 from connector.lexical.tables import TURN_SOURCE
+from connector.recall.fusion import Fused, Fusion, fuse
+from connector.recall.scoped_recall import RecallQuery
 from connector.scope import Scope
 
 POSTINGS_BUDGET = 2_000  # postings the lexical top list reads at most (its terms' document frequencies)
@@ -140,7 +140,7 @@ def _dense(
     snap: Snapshot, n: int, vector: np.ndarray, fusion: Fusion, live: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per turn: its best cosine to the query over its parts, and the centred score the ranking uses
-    (:func:`connector.episodic.fusion._cosines`, centred on the customer's centroid, whose cosine
+    (:func:`connector.recall.fusion._cosines`, centred on the customer's centroid, whose cosine
     to each vector the snapshot holds: one product per recall)."""
     cos = np.einsum("ij,j->i", snap.matrix, vector)
     strength = (

@@ -36,10 +36,10 @@ from connector.conversations.models import TurnIndexCheck
 from connector.conversations.parts import part_id, part_texts
 from connector.conversations.tables import PARTS, SESSIONS, TURNS
 from connector.db.chunks import chunks
-from connector.episodic.vector_index import HASH_KEY, Eraser, guarded, vector_hash
 from connector.lexical import index as lexical
 from connector.lexical.index import LexicalDocument
 from connector.lexical.tables import TURN_SOURCE
+from connector.recall.vector_index import HASH_KEY, Eraser, guarded, vector_hash
 from connector.scope import Scope
 from connector.vectors.deadline import with_patience
 from connector.vectors.files import purge_chroma_log

@@ -29,16 +29,17 @@ from connector.conversations.scope_vectors import ScopeVectors
 from connector.conversations.tables import PARTS, SESSIONS, TURNS
 from connector.embeddings.base import Embedder
 from connector.embeddings.shared_query import SharedQuery
-from connector.episodic.fusion import Fusion
-from connector.episodic.lazy_vectors import LazyVectors
-from connector.episodic.scoped_recall import ScopedRecall
-from connector.episodic.vector_cache import CachedIndex, VectorCache
-from connector.episodic.vector_index import Eraser, VectorIndex
-from connector.episodic.windows import Windows
 from connector.erasure import Erasures
 from connector.errors import ErasureIncomplete, StoreError
 from connector.lexical import index as lexical
 from connector.lexical.tables import TURN_SOURCE
+from connector.recall.fusion import Fusion
+from connector.recall.lazy_vectors import LazyVectors
+from connector.recall.profiles import DEFAULT_TURN_PROFILE, TURN_PROFILES
+from connector.recall.scoped_recall import ScopedRecall
+from connector.recall.vector_cache import CachedIndex, VectorCache
+from connector.recall.vector_index import Eraser, VectorIndex
+from connector.recall.windows import Windows
 from connector.scope import Scope, tenant_or_default
 from connector.settings import ConversationSettings, RetentionSettings
 from connector.telemetry import traced_recall
@@ -75,7 +76,7 @@ class ConversationMemory:
         self.erasures = erasures
         self.default_tenant = default_tenant
         self.embedded_chroma_path = embedded_chroma_path
-        self.fusion = fusion or recall_module.PROFILES["dialogue"]
+        self.fusion = fusion or TURN_PROFILES[DEFAULT_TURN_PROFILE]
         self._vectors = LazyVectors(embedder, index, vector_cache, eraser)
         self.background = BackgroundJobs("turn-index", max_pending=settings.max_pending)
         # The hybrid ranking of a customer's indexed turns; embeds queries on its own threads.

@@ -19,16 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from connector.conversations import bounded, generations, when
+from connector.conversations import bounded, generations
 from connector.conversations.bounded import Filters
 from connector.conversations.models import InvalidRecallError, TurnHit
 from connector.db.reads import read_connection
 from connector.db.types import JSONType
 from connector.embeddings.shared_query import SharedQuery
-from connector.episodic.fusion import Fused, Fusion
-from connector.episodic.ranking import score_threshold
-from connector.episodic.scoped_recall import RecallQuery
 from connector.lexical.tokens import MAX_QUERY_CHARS
+from connector.recall import when
+from connector.recall.fusion import Fused, Fusion
+from connector.recall.profiles import TURN_PROFILES, check_profile, resolve
+from connector.recall.ranking import score_threshold
+from connector.recall.scoped_recall import RecallQuery
 from connector.scope import Scope
 from connector.working.models import Turn
 from connector.working.tables import WorkSession, WorkTurn
@@ -41,17 +43,7 @@ MAX_NEIGHBOURS = 20
 _session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
 _turn_t: sa.Table = WorkTurn.__table__  # type: ignore[attr-defined]
 
-PROFILES: dict[str, Fusion] = {
-    # the default: the hybrid with the dialogue rules (speaker hedge, yes/no form, centring), its
-    # lexical weight growing as the customer's history shrinks (on ~22-turn histories of the dev
-    # split BM25 alone beat the fixed 0.2 weight: recall@5 0.94 against 0.78; 0.89 with this)
-    "dialogue": Fusion(small_scope_weight=0.5),
-    # the hybrid without the speaker hedge (texts that do not start with a speaker's name)
-    "plain": Fusion(hedge=False),
-    # one signal alone: baselines, or a caller who wants exact words only
-    "lexical": Fusion(method="lexical"),
-    "dense": Fusion(method="dense"),
-}
+PROFILES = TURN_PROFILES  # the names RecallOptions.profile takes (connector.recall.profiles)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +51,8 @@ class RecallOptions:
     """Per-call choices (None: the part's settings). ``before``/``after``: neighbouring turns shown
     around each hit (0 and 0: a plain ranking, where a turn next to a better hit is a hit of its
     own); ``since``/``until``: only turns dated in that span; ``profile``: a name of
-    :data:`PROFILES` or a :class:`~connector.episodic.fusion.Fusion`; ``dates_in_query``: the
-    dates the query's words name (:mod:`connector.conversations.when`) narrow the candidates."""
+    :data:`PROFILES` or a :class:`~connector.recall.fusion.Fusion`; ``dates_in_query``: the
+    dates the query's words name (:mod:`connector.recall.when`) narrow the candidates."""
 
     before: int | None = None
     after: int | None = None
@@ -83,9 +75,9 @@ def _check(options: RecallOptions) -> None:
         value = getattr(options, name)
         if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
             raise InvalidRecallError(f"{name} must be a timezone-aware datetime, got {value!r}")
-    profile = options.profile
-    if profile is not None and not isinstance(profile, Fusion) and profile not in PROFILES:
-        raise InvalidRecallError(f"profile must be one of {sorted(PROFILES)} or a Fusion, got {profile!r}")
+    problem = check_profile(options.profile, TURN_PROFILES)
+    if problem is not None:
+        raise InvalidRecallError(problem)
 
 
 def recall(
@@ -111,7 +103,7 @@ def recall(
     settings = conv.settings
     before = settings.before if options.before is None else options.before
     after = settings.after if options.after is None else options.after
-    fusion = _fusion(conv, options.profile)
+    fusion = resolve(options.profile, TURN_PROFILES, conv.fusion)
     cutoff = conv.window_start()
     not_before = max(cutoff, options.since) if options.since is not None else cutoff
     ends = [t for t in (as_of, options.until) if t is not None]
@@ -152,12 +144,6 @@ def recall(
             )
         )
     return hits
-
-
-def _fusion(conv: ConversationMemory, profile: str | Fusion | None) -> Fusion:
-    if profile is None:
-        return conv.fusion
-    return profile if isinstance(profile, Fusion) else PROFILES[profile]
 
 
 def _oldest_first(turn: Turn) -> tuple[datetime, str, int]:

@@ -9,7 +9,7 @@ unchanged, it reads nothing else; higher, it reads only the rows stamped since; 
 removal), the customer again. The dense side is then one matrix-vector product in numpy (0.5 ms
 for 10,000 turns) and a partial sort, with no Python work per turn.
 
-Vectors are read through the part's :class:`~connector.episodic.vector_cache.CachedIndex`, checked
+Vectors are read through the part's :class:`~connector.recall.vector_cache.CachedIndex`, checked
 against their rows' scope and hash like any recall's. A row whose vector is not in the index yet
 (written by a pass that has not reached Chroma) waits in ``pending`` and is read again by later
 recalls. Bounded by bytes across customers (least recently used customers go first).
@@ -30,9 +30,9 @@ import sqlalchemy as sa
 from connector.conversations import generations
 from connector.conversations.generations import ScopeState
 from connector.conversations.tables import PARTS, TURNS
-from connector.episodic.vector_cache import CachedIndex
 from connector.lexical import index as lexical
 from connector.lexical.tables import TURN_SOURCE
+from connector.recall.vector_cache import CachedIndex
 from connector.scope import Scope
 
 ScopeKey = tuple[str, str]

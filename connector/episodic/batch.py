@@ -27,13 +27,13 @@ import sqlalchemy as sa
 from connector.db.chunks import chunks
 from connector.embeddings.base import Vectors
 from connector.episodic import terms as entry_terms
-from connector.episodic.ranking import cosine
 from connector.episodic.tables import CASES, ENTRIES, LIVE
 from connector.lexical.tokens import same_words
+from connector.recall.ranking import cosine
 
 if TYPE_CHECKING:
-    from connector.episodic.vector_index import VectorIndex
     from connector.episodic.writer import NewCase
+    from connector.recall.vector_index import VectorIndex
     from connector.scope import Scope
 
 NEAR_DUPLICATE = 0.95

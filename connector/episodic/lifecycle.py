@@ -26,12 +26,12 @@ from connector.episodic.batch import MARK_INDEXED
 from connector.episodic.models import IndexCheck, RestoreReport, RetentionReport
 from connector.episodic.summary import embedding_text
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
-from connector.episodic.vector_index import vector_hash
-from connector.episodic.windows import Windows
 from connector.episodic.writer import chroma_metadata
 from connector.erasure.disk import scrub_relational
 from connector.errors import ErasureIncomplete, StoreError
 from connector.lexical import index as lexical
+from connector.recall.vector_index import vector_hash
+from connector.recall.windows import Windows
 from connector.scope import Scope
 from connector.vectors.deadline import with_patience
 from connector.vectors.files import purge_chroma_log

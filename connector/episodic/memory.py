@@ -2,7 +2,7 @@
 
 Scope first, similarity second. A recall reads the customer's live entries (id and vector hash)
 from the relational store (indexed by tenant, customer, status) and ranks them by the hybrid
-pipeline it shares with turn recall (:mod:`~connector.episodic.scoped_recall`: vectors from Chroma
+pipeline it shares with turn recall (:mod:`~connector.recall.scoped_recall`: vectors from Chroma
 through the in-process cache, each checked against its row; BM25 over the scope; fusion), so its
 cost follows the customer's history, not the index size. The query is embedded on a worker thread
 while the rows and vectors are read, since the model releases the GIL. Document numbers in the
@@ -30,8 +30,6 @@ from connector.embeddings.shared_query import SharedQuery
 from connector.episodic import erp_cases, lifecycle
 from connector.episodic.customers import require_known_customer
 from connector.episodic.documents import matches, query_doc_keys
-from connector.episodic.fusion import Fused, Fusion
-from connector.episodic.lazy_vectors import LazyVectors
 from connector.episodic.models import (
     CaseHit,
     EpisodicStats,
@@ -43,17 +41,20 @@ from connector.episodic.models import (
 )
 from connector.episodic.rebuild import RebuildReport
 from connector.episodic.reword import reword
-from connector.episodic.scoped_recall import RecallQuery, ScopedRecall
 from connector.episodic.tables import ARCHIVED, CASES, ENTRIES, LIVE
 from connector.episodic.text_vectors import TextVectors
-from connector.episodic.vector_cache import CachedIndex, VectorCache
-from connector.episodic.vector_index import Eraser, VectorIndex
-from connector.episodic.windows import Windows
 from connector.episodic.writer import CaseWriter, NewCase, validate
 from connector.erasure import Erasures
 from connector.lexical import index as lexical
 from connector.lexical.tables import CASE_SOURCE
 from connector.llm import LLMClient
+from connector.recall.fusion import Fused, Fusion
+from connector.recall.lazy_vectors import LazyVectors
+from connector.recall.profiles import CASE_PROFILES, DEFAULT_CASE_PROFILE, check_profile, resolve
+from connector.recall.scoped_recall import RecallQuery, ScopedRecall
+from connector.recall.vector_cache import CachedIndex, VectorCache
+from connector.recall.vector_index import Eraser, VectorIndex
+from connector.recall.windows import Windows
 from connector.scope import Scope, tenant_or_default
 from connector.settings import RetentionSettings
 from connector.telemetry import traced_recall
@@ -144,7 +145,7 @@ class EpisodicMemory:
         self.embedded_chroma_path = embedded_chroma_path
         self.background = background
         self.allow_unknown_customers = allow_unknown_customers
-        self.fusion = Fusion()
+        self.fusion = CASE_PROFILES[DEFAULT_CASE_PROFILE]  # no dialogue rules (speaker hedge)
         self._vectors = LazyVectors(embedder, index, vector_cache, eraser)
         self.text_vectors = TextVectors()  # the embedder's vectors of texts recorded lately, by hash
         # Embeds recall queries on its own threads while the caller reads the scope's rows.
@@ -269,12 +270,15 @@ class EpisodicMemory:
         as_of: datetime | None = None,
         include_archived: bool = False,
         shared_query: SharedQuery | None = None,
+        profile: str | Fusion | None = None,
     ) -> list[CaseHit]:
         """Up to ``k`` past cases of this customer like ``query``: document-number matches first, then
-        by the fusion of the lexical and dense scores (:mod:`connector.episodic.fusion`).
+        by the fusion of the lexical and dense scores (:mod:`connector.recall.fusion`).
 
         ``include_archived`` also searches the archive (entries past retention) by the document
         numbers the query names; such hits rank after live document matches and say ``archived``.
+        ``profile``: a name of :data:`~connector.recall.profiles.CASE_PROFILES` or a :class:`Fusion`
+        (default ``case``).
         """
         scope = self._scope(customer_id, tenant)
         if not isinstance(query, str) or not query.strip():
@@ -284,13 +288,17 @@ class EpisodicMemory:
             )
         if not 1 <= k <= MAX_K:
             raise InvalidCaseError(f"k must be between 1 and {MAX_K}, got {k}")
+        problem = check_profile(profile, CASE_PROFILES)
+        if problem is not None:
+            raise InvalidCaseError(problem)
+        fusion = resolve(profile, CASE_PROFILES, self.fusion)
         search = RecallQuery(query, shared_query, query_doc_keys(query))
         search.vector = self._recall.embed(query, shared_query)  # beside the rows' reads
         params = self._params(scope, case_type, as_of)
         with read_connection(self.engine) as conn:
             ranked = self._recall.rank(
                 conn, scope, _CANDIDATES[(bool(search.doc_keys), case_type is not None)], params, search,
-                k=k, fusion=self.fusion, complete=case_type is None and as_of is None,
+                k=k, fusion=fusion, complete=case_type is None and as_of is None,
             )  # fmt: skip
             hits = [(row.id, fused, False) for row, fused in ranked]
             if include_archived and search.doc_keys:

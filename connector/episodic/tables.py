@@ -52,7 +52,7 @@ class EpisodicEntry(SQLModel, table=True):
     status: str = Field(default=LIVE, max_length=16)
     embedding_model: str = Field(max_length=128)
     merged_count: int = 1
-    # Which model and text made the entry's vector in Chroma (connector.episodic.vector_index);
+    # Which model and text made the entry's vector in Chroma (connector.recall.vector_index);
     # NULL for rows written before migration 0007 and for entries archived at write (no vector).
     vector_hash: str | None = Field(default=None, max_length=32)
     vector_pending: bool = Field(

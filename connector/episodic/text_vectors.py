@@ -4,7 +4,7 @@ ERP cases are often templated: with document numbers, amounts and dates taken ou
 text (:func:`~connector.episodic.summary.embedding_text`), cases of different customers embed the
 same words (the labelled ERP set: 134 distinct texts among 360 cases; each call of 64 embeds its
 distinct texts once, 262 in all, and this cuts that to 134). Keyed by
-:func:`~connector.episodic.vector_index.vector_hash` (model and text); what is kept is the embedder's
+:func:`~connector.recall.vector_index.vector_hash` (model and text); what is kept is the embedder's
 own output, as the writer would have stored it: the default embedder runs each text alone, so that
 is the vector the text gets again, bit for bit (with a configured batch size above one a text's
 vector depends on its batch-mates anyway, and a call already reuses one vector per distinct text).

@@ -40,10 +40,10 @@ from connector.episodic.documents import extract_doc_keys, keys_for_documents, n
 from connector.episodic.models import InvalidCaseError, RecordedCase, RecordStatus
 from connector.episodic.summary import Summary, embedding_text, summarise
 from connector.episodic.tables import ARCHIVED, LIVE
-from connector.episodic.vector_index import Stamp, vector_hash
-from connector.episodic.windows import Windows
 from connector.errors import ErasedCustomerError, StoreError
 from connector.lexical.tokens import term_counts
+from connector.recall.vector_index import Stamp, vector_hash
+from connector.recall.windows import Windows
 from connector.scope import Scope, require_id
 from connector.storable import REPLACEMENT, storable, storable_text
 from connector.threads import ContextThreadPoolExecutor

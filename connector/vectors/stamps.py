@@ -1,7 +1,7 @@
 """What a stored vector carries beside its values: the scope and the hash of the text it embeds.
 
 Here, in the vector-store package, so the store reads and writes stamps without importing the
-memories that use it (``connector.episodic.vector_index`` re-exports them).
+memories that use it (``connector.recall.vector_index`` re-exports them).
 """
 
 from __future__ import annotations

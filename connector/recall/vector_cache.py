@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from connector.embeddings.base import Vectors
-from connector.episodic.vector_index import Stamp, StoredVector, VectorIndex, guarded
+from connector.recall.vector_index import Stamp, StoredVector, VectorIndex, guarded
 from connector.scope import Scope
 
 ScopeKey = tuple[str, str]

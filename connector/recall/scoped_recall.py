@@ -4,9 +4,9 @@ Scope first, similarity second: the candidates are rows of the relational store 
 scope's own filter (the caller's statement: its table, retention and type filters), so the cost
 follows the customer's history, not the index size. Then, for those ids only: their vectors from
 the vector index through the in-process cache, checked against their rows
-(:meth:`~connector.episodic.vector_cache.CachedIndex.guarded`); their BM25 scores from the scoped
+(:meth:`~connector.recall.vector_cache.CachedIndex.guarded`); their BM25 scores from the scoped
 lexical index (the caller's lexical source); the fusion of both
-(:func:`~connector.episodic.fusion.fuse`) with the embedding model's dense threshold. What a hit
+(:func:`~connector.recall.fusion.fuse`) with the embedding model's dense threshold. What a hit
 shows (a case's summary, a turn with its neighbours) is the caller's: it gets the ranked rows.
 
 The query is embedded on this recall's own worker pool, beside the reads: started by the caller
@@ -26,13 +26,13 @@ import sqlalchemy as sa
 
 from connector.embeddings.base import Vectors
 from connector.embeddings.shared_query import SharedQuery, embed_one
-from connector.episodic.fusion import Fused, Fusion, fuse
-from connector.episodic.lazy_vectors import LazyVectors
-from connector.episodic.question_form import asks_yes_or_no
-from connector.episodic.ranking import score_threshold
 from connector.errors import StoreError
 from connector.lexical import index as lexical
 from connector.lexical.tokens import MAX_QUERY_CHARS, query_terms
+from connector.recall.fusion import Fused, Fusion, fuse
+from connector.recall.lazy_vectors import LazyVectors
+from connector.recall.question_form import asks_yes_or_no
+from connector.recall.ranking import score_threshold
 from connector.scope import Scope
 from connector.threads import LazyPool
 

@@ -3,7 +3,7 @@
 Case memory and conversation memory both take factories for these two: loading a model or opening
 Chroma is slow or may fail, and a part that is never read or written needs neither. The holder makes
 each once, under a lock, and serves the index through the part's own vector cache
-(:class:`~connector.episodic.vector_cache.CachedIndex`).
+(:class:`~connector.recall.vector_cache.CachedIndex`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 
 from connector.embeddings.base import Embedder
-from connector.episodic.vector_cache import CachedIndex, VectorCache
-from connector.episodic.vector_index import Eraser, VectorIndex
+from connector.recall.vector_cache import CachedIndex, VectorCache
+from connector.recall.vector_index import Eraser, VectorIndex
 
 
 class LazyVectors:

@@ -58,43 +58,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Literal
 
 import numpy as np
 
 from connector.embeddings.base import Vectors
 from connector.episodic.documents import matches
 from connector.lexical.bm25 import LexicalScore, idf
+from connector.recall.fusion_options import Fusion, FusionMethod, Normalise
 
-FusionMethod = Literal["rrf", "weighted", "dense", "lexical"]
-Normalise = Literal["zscore", "max"]
-
-
-@dataclass(frozen=True, slots=True)
-class Fusion:
-    """How a recall fuses its signals (defaults calibrated on the labelled sets)."""
-
-    method: FusionMethod = "weighted"
-    rrf_k: float = 60.0
-    lexical_weight: float = 0.2
-    value_weight: float = 0.7  # the lexical weight when a candidate matches a value the query names
-    normalise: Normalise = "zscore"
-    lexical_floor: float = 0.1  # the lexical spread counted at least this share of the query's weight
-    strong_lexical: float = 0.0
-    hedge: bool = True  # alternate with the view de-biased for widely shared query terms (speakers)
-    hedge_yes_no: bool = False  # hedge yes/no questions too (their evidence is the named person's)
-    shared_term: float = 0.3  # a query term at least this share of the candidates hold is "shared"
-    value_bonus: float = 1.0  # added to the fused score of a candidate holding a value the query names
-    coverage: float = 0.3  # the lexical weight is full once the best candidate holds this share of the
-    # query's content weight (its terms' idf, shared terms left out), proportionally less below
-    centring: float = 0.5  # the share of each candidate's similarity to the scope's centroid taken off
-    # its cosine before ranking (0: plain cosine), scaled by n / (n + centring_scope) for n candidates
-    centring_scope: float = 50.0
-    # Short histories (turn recall): with few candidates the dense z-scores are noisy and the words
-    # a question shares with its evidence tell more; the lexical weight moves towards
-    # ``small_scope_weight`` by small_scope / (n + small_scope) for a scope of n entries (None: off).
-    small_scope_weight: float | None = None
-    small_scope: float = 40.0
+__all__ = ["Fused", "Fusion", "FusionMethod", "Normalise", "fuse"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +198,7 @@ def fuse(
     """Top ``k`` candidates: queried documents first, then by fused score, weak ones cut.
 
     ``yes_no``: the question asks whether something holds of the person it names
-    (:func:`connector.episodic.question_form.asks_yes_or_no`); it is not hedged unless
+    (:func:`connector.recall.question_form.asks_yes_or_no`); it is not hedged unless
     ``fusion.hedge_yes_no``. ``cosines``: each candidate's cosine and centred score, computed by the
     caller (turn recall centres on the customer's whole history, not on its candidates); ``vectors``
     is then not read. ``scope_size``: how many entries the scope holds (default: the candidates)."""

@@ -2,7 +2,7 @@
 
 A yes/no question ("Would Nate enjoy a hiking holiday?", "Is Gina close to her family?") states
 something about the person it names and asks whether it holds; what answers it is what that person
-said or did, so the speaker hedge of the fusion (:mod:`connector.episodic.fusion`), which makes room
+said or did, so the speaker hedge of the fusion (:mod:`connector.recall.fusion`), which makes room
 for the other speaker's turns, only pushes the evidence down. A question that asks what, who or
 when ("Which band did Calvin see live?") may be about a fact the other speaker owns, and keeps it.
 English only: in another language no question is read as yes/no, and every one keeps the hedge.

@@ -1,4 +1,4 @@
-"""The dense score threshold per embedding model (ranking itself is :mod:`connector.episodic.fusion`).
+"""The dense score threshold per embedding model (ranking itself is :mod:`connector.recall.fusion`).
 
 Score thresholds are per embedding model because score scales differ between models.
 How they were calibrated (``scripts/bench_episodic --skip-scale`` prints it, with the configured
