@@ -39,10 +39,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from _embedding_cache import CachedEmbedder  # noqa: E402
 from _recall_figures import figures  # noqa: E402
 
 from connector.clock import FrozenClock  # noqa: E402
 from connector.conversations import RecallOptions  # noqa: E402
+from connector.conversations.indexer import indexed_text  # noqa: E402
+from connector.conversations.parts import part_texts  # noqa: E402
 from connector.db.engine import create_db_engine  # noqa: E402
 from connector.db.migrate import upgrade_to_head  # noqa: E402
 from connector.memory import Memory  # noqa: E402
@@ -224,6 +227,28 @@ def quality(memory: Memory, questions: list[dict[str, Any]], *, short: bool) -> 
     return out
 
 
+def fill_cache(cached: CachedEmbedder, questions: list[dict[str, Any]], batch: int = 256) -> None:
+    """Embed every text the quality run embeds (each turn and its further parts, each question)
+    into the disk cache, in batches, so an interrupted fill keeps what it did."""
+    texts: dict[str, None] = {}
+    for q in questions:
+        texts[q["question"]] = None
+        for turns in q["haystack_sessions"]:
+            for turn in turns:
+                text = indexed_text(turn["role"], turn["content"][:60_000])
+                if text is not None:
+                    texts[text] = None
+                    texts.update(dict.fromkeys(part_texts(text)))
+    known = cached.disk.get(list(texts))
+    todo = [t for t in texts if t not in known]
+    print(f"{len(texts)} texts, {len(known)} already cached, {len(todo)} to embed", flush=True)
+    t0 = time.perf_counter()
+    for start in range(0, len(todo), batch):
+        cached.vectors(todo[start : start + batch])
+        done = start + len(todo[start : start + batch])
+        print(f"{done}/{len(todo)} in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
 def cost(
     memory: Memory, questions: list[dict[str, Any]], histories: list[int], rounds: int
 ) -> dict[str, Any]:
@@ -305,6 +330,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2, help="passes over the questions in the cost run")
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument(
+        "--fill-cache", action="store_true", help="only embed the split's texts into .cache/ and stop"
+    )
+    parser.add_argument(
         "--pg", default=None, help="a PostgreSQL URL of an empty scratch database (default SQLite)"
     )
     args = parser.parse_args()
@@ -327,11 +355,15 @@ def main() -> int:
         memory = new_memory(Path(tmp), args.pg)
         try:
             if not args.skip_quality:
-                with Memo(memory.conversations.embedder):
+                with CachedEmbedder(memory.conversations.embedder) as cached:
+                    if args.fill_cache:
+                        fill_cache(cached, questions)
+                        return 0
                     results["long"] = quality(memory, questions, short=False)
-                print_quality("long histories (all haystack sessions)", results["long"])
-                results["short"] = quality(memory, questions, short=True)
-                print_quality("short histories (evidence sessions only)", results["short"])
+                    print_quality("long histories (all haystack sessions)", results["long"])
+                    results["short"] = quality(memory, questions, short=True)
+                    print_quality("short histories (evidence sessions only)", results["short"])
+                    results["texts_embedded"] = cached.embedded
             histories = [int(x) for x in args.histories.split(",") if x]
             if histories:
                 results["cost"] = cost(memory, load(args.data), histories, args.rounds)
