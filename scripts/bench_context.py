@@ -19,7 +19,10 @@ budget+render), the context's tokens beside the tokens of the full history it re
 turn of the session verbatim, tool payloads included), whether each context stayed in budget and
 held its pinned values: ``pinned_present_ratio`` counts contexts that show every value pinned in
 the session's state, explicit and extracted (working memory keeps the extracted values of the
-latest tool results, up to ``working.max_extracted_pins``). Ends with one JSON line.
+latest tool results, up to ``working.max_extracted_pins``). ``--erp-changes N`` records N ERP
+changes per customer and measures the "Recent ERP changes" section's cost: ``--erp-changes-rounds``
+pairs of passes with it on and off, the order swapped every round, compared pair by pair (p95 on
+minus off), so a machine whose load drifts moves both sides alike. Ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -420,6 +424,44 @@ def without_erp_changes(memory: Memory) -> ContextBuilder:
     )  # fmt: skip
 
 
+def without_both(memory: Memory) -> ContextBuilder:
+    """Neither earlier conversations nor Recent ERP changes (the history pass's baseline with
+    ``--conversations off``)."""
+    c = memory.context
+    return ContextBuilder(
+        c.engine, clock=c.clock, settings=c.settings, expected_sync_lag=c.expected_sync_lag,
+        default_tenant=c.default_tenant, erp_kinds=c.erp_kinds, cases=c.cases, facts=c.facts,
+        sessions=c.sessions,
+    )  # fmt: skip
+
+
+def erp_changes_rounds(
+    passes: Callable[[ContextBuilder], dict[str, Any]], on: ContextBuilder, off: ContextBuilder, rounds: int
+) -> dict[str, Any]:
+    """The section's cost on a loaded machine: ``rounds`` pairs of passes with it on and off, the
+    order swapped every round (ABBA...), compared pair by pair (p95 on minus p95 off)."""
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    loads: list[float] = []
+    for r in range(rounds):
+        order = (True, False) if r % 2 == 0 else (False, True)
+        got: dict[bool, dict[str, Any]] = {}
+        for side in order:
+            loads.append(os.getloadavg()[0])
+            got[side] = passes(on if side else off)
+        pairs.append((got[True], got[False]))
+    delta = [a["p95_ms"] - b["p95_ms"] for a, b in pairs]
+    cpu_delta = [a["cpu_p95_ms"] - b["cpu_p95_ms"] for a, b in pairs]
+    return {
+        "rounds": rounds,
+        "p95_delta_ms": [round(d, 2) for d in delta],
+        "p95_delta_ms_median": round(statistics.median(delta), 2),
+        "cpu_p95_delta_ms_median": round(statistics.median(cpu_delta), 2),
+        "on_p95_ms_median": round(statistics.median(a["p95_ms"] for a, _ in pairs), 2),
+        "off_p95_ms_median": round(statistics.median(b["p95_ms"] for _, b in pairs), 2),
+        "load_1m": [round(min(loads), 1), round(max(loads), 1)],
+    }
+
+
 def load_erp_changes(memory: Memory, customers: int, per_customer: int, rng: random.Random) -> int:
     """``per_customer`` recorded ERP changes for every customer (credit limits, statuses, terms),
     spread over the last 400 days, inserted as the sync writes them."""
@@ -603,6 +645,12 @@ def main() -> int:
         default=0,
         help="recorded ERP changes per customer; measures the builds again with that section off",
     )
+    parser.add_argument(
+        "--erp-changes-rounds",
+        type=int,
+        default=4,
+        help="with --erp-changes: alternated pairs of passes (section on, off) of --builds builds each",
+    )
     parser.add_argument("--workdir", type=Path, help="keep the store here (default: a temp dir, removed)")
     parser.add_argument("--reuse", action="store_true", help="measure the store already in --workdir")
     parser.add_argument(
@@ -684,10 +732,15 @@ def run(args: argparse.Namespace, scratch: ScratchDatabases | None) -> int:
             figures = measure(memory, sessions, args.builds, args.budget, memory.context)
         assert figures is not None
         on_context = memory.context if args.conversations != "off" else without_conversations(memory)
-        changes_off = None
+        changes = None
         if args.erp_changes:
-            log("  with the Recent ERP changes section off ...")
-            changes_off = measure(memory, sessions, args.builds, args.budget, without_erp_changes(memory))
+            log(f"  Recent ERP changes on and off, {args.erp_changes_rounds} alternated rounds ...")
+            changes = erp_changes_rounds(
+                lambda c: measure(memory, sessions, args.builds, args.budget, c),
+                on_context,
+                without_erp_changes(memory) if args.conversations != "off" else without_both(memory),
+                args.erp_changes_rounds,
+            )
         no_spin = None
         if not args.no_spin_compare:
             log("measuring again with onnxruntime spin-waiting off ...")
@@ -775,15 +828,15 @@ def run(args: argparse.Namespace, scratch: ScratchDatabases | None) -> int:
         summary["ort_no_spin"] = {
             k: no_spin[k] for k in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms", "over_budget_contexts")
         }
-    if changes_off is not None:
+    if changes is not None:
         print(
-            f"with Recent ERP changes off: p50 {changes_off['p50_ms']} ms, p95 {changes_off['p95_ms']} ms; "
-            f"on - off p95 {figures['p95_ms'] - changes_off['p95_ms']:+.2f} ms "
-            f"({args.erp_changes} changes per customer)"
+            f"Recent ERP changes on / off ({changes['rounds']} alternated rounds of {args.builds} builds, "
+            f"load {changes['load_1m']}): p95 {changes['on_p95_ms_median']} / "
+            f"{changes['off_p95_ms_median']} ms, "
+            f"on - off p95 median {changes['p95_delta_ms_median']:+.2f} ms "
+            f"(CPU p95 {changes['cpu_p95_delta_ms_median']:+.2f} ms; {args.erp_changes} changes per customer)"
         )
-        summary["erp_changes_off"] = {
-            k: changes_off[k] for k in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms")
-        }
+        summary["erp_changes_alternated"] = changes
         summary["erp_changes_per_customer"] = args.erp_changes
     if off is not None and off is not figures:
         summary["conversations_off"] = {k: off[k] for k in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms")}

@@ -7,7 +7,9 @@ the records changed, all through the real adapter and runner. Then, on one sampl
 once over HTTP, it times the two write paths into empty stores: the sync's bulk upsert (one
 classify SELECT and one executemany per page) and the row-by-row ORM baseline (select by key, add
 or update, flush per row, commit per page); ``speedup_vs_row_by_row`` is their ratio. It prints a
-table and, last, one line of JSON with the figures."""
+table and, last, one line of JSON with the figures. ``--history`` first measures the ERP change
+history's cost in alternated rounds on fresh store pairs (see ``scripts/_history_rounds.py``) and
+prints its JSON line; ``--history-only`` stops there."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,10 +41,12 @@ from connector.sync.analyze import StatsKeeper
 from connector.sync.runner import SyncRunner
 from connector.sync.state import record_kind
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _history_rounds import history_rounds
+
 STREAMS = ("Customer", "Invoice", "SalesOrder")
 ENTITY_COUNT_ARGS = {"Customer": "customers", "Invoice": "invoices", "SalesOrder": "sales_orders"}
 _CLOCK = SystemClock()
-NO_HISTORY = " no-history"  # a store synced with history.enabled = false, beside the same store with it
 DEFAULT_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
 
@@ -74,7 +79,8 @@ class _Controlled:
             count = int(request.url.params["count"])
             keys = self.fake.keys(entity)
             step = max(1, len(keys) // max(count, 1))
-            chosen = keys[::step][:count]
+            offset = int(request.url.params.get("offset", 0)) % step  # another 1% each time
+            chosen = keys[offset::step][:count]
             now = _CLOCK.now()
             for key in chosen:  # a tracked value changes too, so the history has something to record
                 self.fake.modify(
@@ -279,9 +285,7 @@ def bench_stores(
         label: SyncRunner(
             engine,
             clock=_CLOCK,
-            settings=Settings(
-                tenants=[tenant], history=HistorySettings(enabled=not label.endswith(NO_HISTORY))
-            ),
+            settings=Settings(tenants=[tenant]),
             cases=None,
             adapter_factory=adapter_factory(SyncSettings(), _CLOCK),
         )
@@ -315,9 +319,7 @@ def bench_stores(
             ]
         )
         out[label] |= {"one_percent_changed": changed, "one_percent_rows_written": one.written}
-        out[label] |= {"one_percent_s": one.seconds, "history_rows": history_rows(engines[label])}
-    if args.history_only:
-        return out
+        out[label] |= {"one_percent_s": one.seconds}
     batches, fetch_rate = fetch_sample(tenant, args.baseline_records)
     rows.append(
         ["-", "read only (HTTP + mapping)", f"{sum(len(b) for b in batches):,}", "", f"{fetch_rate:,.0f}"]
@@ -421,12 +423,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--history",
         action="store_true",
-        help="also sync a copy of each store with the ERP change history off, and report the history's cost",
+        help="also measure the ERP change history's cost: alternated rounds with it on and off",
     )
     parser.add_argument(
         "--history-only",
         action="store_true",
-        help="with --history: stop after the syncs (no write-path runs)",
+        help="only the history's alternated rounds (implies --history)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="history rounds (a fresh store pair each)")
+    parser.add_argument(
+        "--incrementals", type=int, default=3, help="1%%-changed incremental pairs per history round"
     )
     parser.add_argument("--workdir", default=None, help="where the SQLite files go (default: a temp dir)")
     args = parser.parse_args(argv)
@@ -442,23 +448,21 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     rows: list[list[str]] = _Rows()
+    history: dict[str, Any] = {}
     try:
+        if args.history or args.history_only:
+            history = bench_history(fake, args, workdir)
+            print(json.dumps({"history": history}, sort_keys=True), flush=True)
+            if args.history_only:
+                return 0
         engines = {"sqlite": sqlite_store(workdir, "bench.sqlite3")}
-        if args.history:
-            engines["sqlite" + NO_HISTORY] = sqlite_store(workdir, "bench-no-history.sqlite3")
         if not args.skip_postgres:
             engines["postgres"] = pg_store(args.pg_admin_url)
-            if args.history:
-                engines["postgres" + NO_HISTORY] = pg_store(args.pg_admin_url)
         results = bench_stores(engines, fake, args, rows)
     finally:
         fake.stop()
         drop_scratch()
     _print_table(rows)
-    if args.history:
-        print(json.dumps(history_summary(results), sort_keys=True))
-        if args.history_only:
-            return 0
     pg = results.get("postgres")
     lite = results["sqlite"]
     main_run = pg or lite
@@ -488,21 +492,64 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def history_summary(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The history's cost per store: time with it / time without it, and its size."""
+def bench_history(fake: FakeProcess, args: argparse.Namespace, workdir: str) -> dict[str, Any]:
+    """The history's cost on each database: alternated rounds with it on and off (see _history_rounds)."""
+    tenant = tenant_for(fake, args.page_size)
+
+    def runner_for(engine: Engine, on: bool) -> SyncRunner:
+        return SyncRunner(
+            engine,
+            clock=_CLOCK,
+            settings=Settings(tenants=[tenant], history=HistorySettings(enabled=on)),
+            cases=None,
+            adapter_factory=adapter_factory(SyncSettings(), _CLOCK),
+        )
+
+    touched = [0]  # each touch changes other records: across rounds and databases, none twice
+
+    def touch(_n: int) -> int:
+        touched[0] += 1
+        counts = {s: max(1, _size(args, s) // 100) for s in STREAMS}
+        return sum(
+            fake.control("touch", entity=s, count=n, offset=touched[0])["stamped"] for s, n in counts.items()
+        )
+
+    stores: dict[str, Callable[[], Engine]] = {
+        "sqlite": lambda: sqlite_store(workdir, f"history-{uuid.uuid4().hex[:6]}.sqlite3")
+    }
+    if not args.skip_postgres:
+        stores["postgres"] = lambda: pg_store(args.pg_admin_url)
     out: dict[str, Any] = {}
-    for label in [k for k in results if not k.endswith(NO_HISTORY)]:
-        on, off = results[label], results.get(label + NO_HISTORY)
-        if off is None:
-            continue
-        rows, size = on["history_rows"]
-        out[label] = {
-            "full_ratio_with_history": round(on["full_s"] / off["full_s"], 3),
-            "one_percent_ratio_with_history": round(on["one_percent_s"] / off["one_percent_s"], 3),
-            "history_rows": rows,
-            "history_mb_per_million_changes": round(size / rows, 1) if size and rows else None,
-        }
-    return {"history": out}
+    for label, new_store in stores.items():
+        out[label] = history_rounds(
+            rounds=args.rounds,
+            incrementals=args.incrementals,
+            new_store=new_store,
+            runner_for=runner_for,
+            touch=touch,
+            size_of=history_rows,
+            drop=drop_store,
+        )
+        print(f"{label} history: {json.dumps(out[label], sort_keys=True)}", file=sys.stderr, flush=True)
+    return out
+
+
+def drop_store(engine: Engine) -> None:
+    """Remove a store made by :func:`sqlite_store` or :func:`pg_store` (its file or its database)."""
+    engine.dispose()
+    if engine.dialect.name == "sqlite":
+        path = engine.url.database or ""
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+        return
+    name = engine.url.database
+    for admin, scratch in list(_scratch):
+        if scratch == name:
+            with admin.connect() as conn:
+                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+            admin.dispose()
+            _scratch.remove((admin, scratch))
 
 
 def _print_table(rows: list[list[str]]) -> None:
