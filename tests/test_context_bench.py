@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_bench_context_smoke(tmp_path: Path) -> None:
     args = "--customers 30 --documents 120 --cases 60 --session-lengths 10,40 --sessions-per-length 1"
-    args += f" --builds 6 --no-spin-compare --erp-changes 4 --workdir {tmp_path}"
+    args += f" --builds 6 --no-spin-compare --erp-changes 4 --erp-changes-rounds 2 --workdir {tmp_path}"
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts/bench_context.py"), *args.split()],
         capture_output=True, text=True, timeout=300, check=False,
@@ -31,7 +31,9 @@ def test_bench_context_smoke(tmp_path: Path) -> None:
     assert figures["named_document_found_ratio"] == 1.0  # among the 1,000 open documents of one customer
     assert figures["conversations"] == "both" and figures["earlier_conversations_ratio"] == 1.0
     assert figures["conversations_off"]["p95_ms"] > 0
-    assert figures["erp_changes_per_customer"] == 4 and figures["erp_changes_off"]["p95_ms"] > 0
+    changes = figures["erp_changes_alternated"]
+    assert figures["erp_changes_per_customer"] == 4 and changes["rounds"] == len(changes["p95_delta_ms"]) == 2
+    assert changes["on_p95_ms_median"] > 0 and changes["off_p95_ms_median"] > 0
 
 
 def test_bench_context_runs_on_a_postgresql_scratch_database_and_drops_it() -> None:

@@ -39,11 +39,11 @@ def test_bench_prints_a_table_and_the_summary_json(tmp_path: Path) -> None:
     assert summary["one_percent_rows_written"] == summary["one_percent_changed"] == 3
 
 
-def test_bench_reports_the_history_cost_beside_a_store_without_it(tmp_path: Path) -> None:
+def test_bench_reports_the_history_cost_in_alternated_rounds_beside_stores_without_it(tmp_path: Path) -> None:
     sizes = ["--customers", "200", "--documents", "400", "--page-size", "50"]
     done = subprocess.run(
-        [sys.executable, str(BENCH), *sizes, "--skip-postgres", "--workdir", str(tmp_path), "--history",
-         "--history-only"],
+        [sys.executable, str(BENCH), *sizes, "--skip-postgres", "--workdir", str(tmp_path),
+         "--history-only", "--rounds", "2", "--incrementals", "2"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -54,4 +54,10 @@ def test_bench_reports_the_history_cost_beside_a_store_without_it(tmp_path: Path
     cost = json.loads(done.stdout.strip().splitlines()[-1])["history"]["sqlite"]
     # 1% of each entity changed a tracked field: at least one change row per changed record.
     assert cost["history_rows"] >= 6
-    assert cost["full_ratio_with_history"] > 0 and cost["one_percent_ratio_with_history"] > 0
+    # Every round is a fresh pair of stores; every 1% change is measured on both, in turn.
+    assert cost["full_sync"]["pairs"] == 2 and cost["one_percent_incremental"]["pairs"] == 4
+    assert (
+        cost["full_sync"]["wall_ratio_median"] > 0 and cost["one_percent_incremental"]["cpu_ratio_median"] > 0
+    )
+    assert cost["history_bytes_per_change"] > 0
+    assert list(tmp_path.glob("history-*.sqlite3")) == []  # each round's stores are removed after it
