@@ -66,6 +66,7 @@ from connector.working.models import PinnedValue, Turn
 # package's __init__ imports its parts lazily), so typing.get_type_hints resolves them at run time
 # (pydantic, FastAPI, typeguard); the parts' own classes stay behind TYPE_CHECKING.
 if TYPE_CHECKING:
+    from connector.audit.part import AuditTrail
     from connector.background import BackgroundJobs
     from connector.context import ContextBuilder
     from connector.conversations import ConversationMemory
@@ -123,7 +124,7 @@ class Memory:
             part = built.pop(name, None)
             if part is not None:
                 part.close()
-        for name in ("facts", "working", "erasures"):
+        for name in ("facts", "working", "erasures", "audit"):
             built.pop(name, None)
         embedder = built.pop("embedder", None)
         if embedder is not None and self._embedder is None:
@@ -231,6 +232,13 @@ class Memory:
         from connector.erasure import Erasures
 
         return Erasures(self.engine, self.clock)
+
+    @cached_property
+    def audit(self) -> AuditTrail:
+        """The audit trail: an event for each write and erasure (who, what, scope, when; no content)."""
+        from connector.audit.part import AuditTrail
+
+        return AuditTrail(self.engine, clock=self.clock, settings=self.settings.audit)
 
     @cached_property
     def episodic(self) -> EpisodicMemory:
@@ -389,10 +397,12 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
     ) -> RecordedCase:
         """Store a resolved case's factual outcome in episodic memory (see EpisodicMemory.record_case)."""
-        return self.episodic.record_case(
+        recorded = self.episodic.record_case(
             customer_id, request, resolution, tenant=tenant, case_id=case_id, case_type=case_type,
             occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript, metadata=metadata,
         )  # fmt: skip
+        self.audit.wrote("case.record", self.tenant_name(tenant), customer_id)
+        return recorded
 
     @translated
     def recall_cases(
@@ -455,12 +465,15 @@ class Memory:
     ) -> Turn:
         """Append a conversation turn (or a tool call with structured result) to working memory;
         ``occurred_at`` dates it (default now), ``external_id`` is the caller's message id."""
-        self.customer_ids.require_not_variant(Scope.of(self.tenant_name(tenant), customer_id))
-        return self.working.record_turn(
+        scope = Scope.of(self.tenant_name(tenant), customer_id)
+        self.customer_ids.require_not_variant(scope)
+        turn = self.working.record_turn(
             session_id, customer_id, role, content, tenant=tenant, tool_name=tool_name,
             tool_args=tool_args, tool_result=tool_result, agent_id=agent_id, workflow_id=workflow_id,
             occurred_at=occurred_at, external_id=external_id,
         )  # fmt: skip
+        self.audit.wrote("turn.record", scope.tenant, scope.customer_id)
+        return turn
 
     @traced_memory(UPDATE_MEMORY, "working_pins", "session")
     @translated
@@ -491,12 +504,16 @@ class Memory:
             window_start=self.conversations.window_start(),
             allow_unknown_customers=allow,
         )  # fmt: skip
-        return importer.run(records_of(source), skip_bad=skip_bad, progress=progress)
+        report = importer.run(records_of(source), skip_bad=skip_bad, progress=progress)
+        self.audit.wrote("conversations.import", self.tenant_name(tenant), None)
+        return report
 
     @translated
     def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
         """Pin a value the workflow depends on; no summary ever rewrites it."""
-        return self.working.pin(session_id, name, value, source=source)
+        pinned = self.working.pin(session_id, name, value, source=source)
+        self.audit.pinned(session_id)
+        return pinned
 
     @traced_memory(CREATE_MEMORY, "learned_facts", "customer")
     @translated
@@ -512,11 +529,14 @@ class Memory:
         source: str | None = None,
     ) -> LearnedFact:
         """Store a learned fact that has no home in the ERP (see FactStore.learn)."""
-        self.customer_ids.require_not_variant(Scope.of(self.tenant_name(tenant), customer_id))
-        return self.facts.learn(
+        scope = Scope.of(self.tenant_name(tenant), customer_id)
+        self.customer_ids.require_not_variant(scope)
+        fact = self.facts.learn(
             customer_id, content, tenant=tenant, importance=importance, agent_id=agent_id,
             workflow_id=workflow_id, source=source,
         )  # fmt: skip
+        self.audit.wrote("fact.learn", scope.tenant, scope.customer_id)
+        return fact
 
     @translated
     def build_context(
@@ -636,6 +656,7 @@ class Memory:
         removed.update(self.working.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.facts.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.history.forget(scope.customer_id, tenant=scope.tenant))
+        removed["audit_events_scrubbed"] = self.audit.erased(scope.tenant, scope.customer_id)
         scrub_relational(self.engine)
         unreached = [u for exc in incomplete for u in exc.unreached]
         if self._embedded_chroma is not None:  # even when Chroma itself could not be opened
@@ -690,4 +711,7 @@ class Memory:
     @translated
     def lift_erasure(self, customer_id: str, *, tenant: str | None = None) -> bool:
         """Let a forgotten customer's memories be stored again (an operator's decision; logged)."""
-        return self.erasures.lift(Scope.of(self.tenant_name(tenant), customer_id))
+        scope = Scope.of(self.tenant_name(tenant), customer_id)
+        lifted = self.erasures.lift(scope)
+        self.audit.wrote("erasure.lift", scope.tenant, scope.customer_id)
+        return lifted

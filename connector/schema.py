@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlmodel import SQLModel
 
 # Imported for their tables, which join SQLModel.metadata as a side effect.
+import connector.audit.table
 import connector.conversations.tables
 import connector.db.models
 import connector.episodic.tables

@@ -19,7 +19,8 @@ def register(sub: Any) -> None:
     jobs.add_parser(
         "retention",
         help="archive episodic entries past the retention window; delete expired PII entries; "
-        "take conversation turns past their window out of the index",
+        "take conversation turns past their window out of the index; delete audit events past "
+        "audit.retention_days",
     ).set_defaults(handler=_retention)
     jobs.add_parser(
         "index-turns", help="index conversation turns still waiting (normally indexed in the background)"
@@ -38,6 +39,7 @@ def _retention(args: argparse.Namespace) -> int:
         report["conversation_turns_removed"] = memory.conversations.apply_retention().removed
         history = memory.history.apply_retention()
         report["erp_changes_removed"] = history.removed + history.contact_removed
+        report["audit_events_removed"] = memory.audit.apply_retention().removed
     print(to_json(report))
     return 0
 

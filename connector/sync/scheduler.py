@@ -54,6 +54,8 @@ class Deployment(Protocol):
     def conversations(self) -> Retention: ...
     @property
     def history(self) -> Retention: ...
+    @property
+    def audit(self) -> Retention: ...
     def sync_runner(
         self, *, reporter: Reporter | None = None, stop: StopFlag | None = None, pause_gc: bool = False
     ) -> SyncRunner: ...
@@ -94,12 +96,14 @@ def maintenance_job(name: str, action: Callable[[], Any]) -> Callable[[], None]:
     return run
 
 
-def _retention(memory: Deployment) -> tuple[object, object, object]:
-    """Retention of cases, of indexed conversation turns and of the ERP change history (one job)."""
+def _retention(memory: Deployment) -> tuple[object, object, object, object]:
+    """Retention of cases, of indexed conversation turns, of the ERP change history and of the
+    audit trail (one job)."""
     return (
         memory.episodic.apply_retention(),
         memory.conversations.apply_retention(),
         memory.history.apply_retention(),
+        memory.audit.apply_retention(),
     )
 
 
