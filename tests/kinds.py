@@ -5,7 +5,8 @@ Integration tests need something beyond the interpreter and the repository:
 - ``postgres``: the PostgreSQL server (the ``engine`` fixture's second run, ``pg_engine``, ...);
 - ``chroma_server``: a ``chroma run`` server (``chroma_settings``' second run, ``chroma_server``);
 - ``subprocess``: a child process (the ``connector`` command, a benchmark script, a fake ERP or
-  worker in its own process): found by reading the test module for ``subprocess``/``multiprocessing``;
+  worker in its own process): found by reading the test module for ``subprocess``/``multiprocessing``
+  or a helper of :data:`PROCESS_HELPERS`;
 - ``model``: the offline embedding model (ONNX): the fixtures that build an episodic ``Memory`` and
   the modules listed in :data:`MODEL_MODULES`;
 - ``slow``: marked so on the test (a long end-to-end run).
@@ -14,6 +15,9 @@ Everything else is ``unit``: in-process code, SQLite files, embedded Chroma with
 vectors, the fake ERPs over respx or in-process loopback. ``scripts/test --fast`` runs
 ``-m unit``; while it does (``CONNECTOR_TEST_FAST=1``), loading the embedding model fails the
 test with a message saying to list its module here, so a misfiled test cannot slow the loop unseen.
+
+Modules are named without their folder (``test_sync_faults``, wherever under tests/ it sits): pytest's
+default import mode already needs test module names to be unique across the folders.
 """
 
 from __future__ import annotations
@@ -59,13 +63,16 @@ MODEL_MODULES = {
     "test_readme_example",
     "test_sync_episodic",
 }
-_CHILD_PROCESS_MODULES = {"subprocess", "multiprocessing"}
+#: Helper modules in tests/ whose functions start a child process: a test module that imports from one
+#: starts processes too, though it may not import ``subprocess`` itself.
+PROCESS_HELPERS = {"mcp_servers"}
+_CHILD_PROCESS_MODULES = {"subprocess", "multiprocessing", *PROCESS_HELPERS}
 NEEDS = ("postgres", "chroma_server", "subprocess", "model", "slow")
 
 
 @cache
 def _spawns_processes(path: Path) -> bool:
-    """Whether the module imports ``subprocess`` or ``multiprocessing``."""
+    """Whether the module imports ``subprocess``, ``multiprocessing`` or a helper that starts processes."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(

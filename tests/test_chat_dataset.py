@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from paths import ROOT
 
 
 def test_the_committed_chat_set_is_what_the_generator_writes(

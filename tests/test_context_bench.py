@@ -9,8 +9,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from conftest import scratch_pg_database
-
-ROOT = Path(__file__).resolve().parent.parent
+from paths import ROOT
 
 
 def test_bench_context_smoke(tmp_path: Path) -> None:

@@ -8,16 +8,15 @@ data) is accepted by re-running with ``UPDATE_GOLDEN=1`` and reviewing the diff 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from context_fixtures import stub_context
+from paths import GOLDEN
 from snapshot_stores import AS_OF, busiest, synced_memory
 from sqlalchemy.engine import Engine
 
 from connector.memory import Memory
 
-GOLDEN = Path(__file__).parent / "golden"
 CASES = {
     "acumatica_customer": ("acme", "customer"),
     "sap_customer": ("s4", "customer"),

@@ -18,7 +18,7 @@ from context_fixtures import seed_erp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
-from test_erasure import files_naming
+from stored_bytes import files_naming
 
 from connector.clock import FrozenClock
 from connector.conversations import ConversationMemory, InvalidRecallError

@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from paths import ROOT
 
 from connector.demo import main
 
@@ -44,7 +45,7 @@ def assert_the_printed_mcp_config_serves_the_demo(out: str) -> None:
     config = json.loads(out[out.index('{\n  "mcpServers"') : out.rindex("}") + 1])
     entry = config["mcpServers"]["erp-memory"]
     customer = re.search(r"for customer (\S+)", out).group(1)  # type: ignore[union-attr]
-    env = entry["env"] | {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = entry["env"] | {"PYTHONPATH": str(ROOT)}
 
     async def session() -> None:
         async with Client(

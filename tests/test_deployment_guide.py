@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 import yaml
+from paths import DOCS
 
 from connector import cli
 from connector.commands._terminate import EXIT_INTERRUPTED, EXIT_TERMINATED
 from connector.settings import load_settings
 
-GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guides" / "deployment.md"
+GUIDE = DOCS / "guides" / "deployment.md"
 
 
 def _blocks(language: str) -> list[str]:

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import yaml
+from paths import ROOT
 
 import connector
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 

@@ -8,9 +8,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from connector.embeddings.minilm import QINT8_MHA_SHA256, QINT8_SHA256, TOKENIZER_SHA256
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+from connector.embeddings.minilm import QINT8_MHA_SHA256, QINT8_SHA256, TOKENIZER_SHA256
 
 
 def test_wheel_ships_the_verified_tokenizer_model_and_notice(tmp_path: Path) -> None:

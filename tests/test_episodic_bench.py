@@ -8,8 +8,9 @@ from pathlib import Path
 from types import ModuleType
 
 import sqlalchemy as sa
+from paths import SCRIPTS
 
-BENCH = Path(__file__).resolve().parent.parent / "scripts" / "bench_episodic.py"
+BENCH = SCRIPTS / "bench_episodic.py"
 
 
 def load_bench() -> ModuleType:

@@ -12,6 +12,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
+from stored_bytes import files_naming
 
 from connector.cli import main
 from connector.clock import FrozenClock
@@ -205,17 +206,6 @@ def on_disk(tmp_path: Path) -> Iterator[Memory]:
     )
     yield Memory(settings, clock=FrozenClock(NOW), llm=None, engine=engine)
     engine.dispose()
-
-
-def files_naming(root: Path, needles: list[bytes]) -> dict[str, list[bytes]]:
-    found: dict[str, list[bytes]] = {}
-    for path in root.rglob("*"):
-        if path.is_file():
-            raw = path.read_bytes()
-            hits = [n for n in needles if n in raw or n.decode().encode("utf-16-le") in raw]
-            if hits:
-                found[str(path.relative_to(root))] = hits
-    return found
 
 
 def test_after_forget_no_file_in_the_data_directory_holds_the_customer(on_disk: Memory) -> None:

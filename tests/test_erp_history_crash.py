@@ -9,11 +9,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import sqlalchemy as sa
-from test_sync_faults import KILLER, NOW, Rig, rig_factory, sync_subprocess
+from sync_rigs import NOW, Rig, rig_factory
+from test_sync_faults import KILLER, sync_subprocess
 
 from connector.semantic.tracking import change_t
 
-__all__ = ["rig_factory"]  # the fixture, re-used from the sync fault tests
+__all__ = ["rig_factory"]  # the fixture, from tests/sync_rigs.py
 
 
 def changes(rig: Rig) -> Counter[tuple[str, str]]:

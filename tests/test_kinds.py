@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from kinds import NEEDS, _spawns_processes
-
-HERE = Path(__file__).resolve().parent
+from kinds import MODEL_MODULES, NEEDS, _spawns_processes
+from paths import module_file
 
 
 def test_every_collected_test_is_unit_or_integration_by_its_needs(request: pytest.FixtureRequest) -> None:
@@ -18,5 +15,15 @@ def test_every_collected_test_is_unit_or_integration_by_its_needs(request: pytes
 
 
 def test_a_module_that_starts_child_processes_is_found_by_its_imports() -> None:
-    assert _spawns_processes(HERE / "test_sync_bench.py")
-    assert not _spawns_processes(HERE / "test_paging.py")
+    assert _spawns_processes(module_file("test_sync_bench"))
+    assert not _spawns_processes(module_file("test_paging"))
+
+
+def test_a_module_using_a_process_helper_starts_child_processes() -> None:
+    assert _spawns_processes(module_file("test_mcp_server"))  # its stdio client starts `connector mcp`
+
+
+def test_every_model_module_names_a_test_module() -> None:
+    """A renamed or misspelt entry would let its module slip into the fast loop and fail there."""
+    for name in sorted(MODEL_MODULES):
+        assert module_file(name).is_file()

@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FOUNDATION = {"connector.errors", "connector.settings", "connector.clock", "connector.resources"}
 
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 from mcp.shared.exceptions import MCPError
+from mcp_servers import run, server_env, stdio_client, synced
 from ports import free_port
 from sqlalchemy.engine import Engine
-from test_mcp_server import run, server_env, stdio_client, synced
-from test_sync_faults import Rig, _rigs, rig_factory
+from sync_rigs import Rig, rig_factory, rigs_on
 
 from connector.cli import main
 
@@ -32,7 +32,7 @@ READ_TOOLS = {"get_context", "recall_cases", "recall_conversations", "lookup_doc
 
 @pytest.fixture
 def sqlite_rigs(sqlite_engine: Engine) -> Iterator[Callable[..., Rig]]:
-    yield from _rigs(sqlite_engine)
+    yield from rigs_on(sqlite_engine)
 
 
 class RawStdio:

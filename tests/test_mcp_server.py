@@ -5,34 +5,26 @@ from __future__ import annotations
 
 import json
 import re
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
-import httpx2
 import pytest
 import sqlalchemy as sa
-from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
+from mcp_servers import TOKEN, http_client, http_server, run, server_env, stdio_client, synced
 from ports import free_port
 from sqlalchemy.engine import Engine
-from test_sync_faults import Rig, _rigs, rig_factory, sync_env
+from sync_rigs import Rig, rig_factory, rigs_on
 
 from connector.cli import main
 from connector.memory import Memory
 from connector.semantic.upsert import document_t
 from connector.settings import Settings
 
-__all__ = ["rig_factory"]  # the fixture, re-used from the sync fault tests
+__all__ = ["rig_factory"]  # the fixture, from tests/sync_rigs.py
 
-TOKEN = "test-token-0123456789abcdef"
 TOOLS = {
     "get_context",
     "recall_cases",
@@ -44,17 +36,6 @@ TOOLS = {
     "record_case",
     "learn",
 }
-
-
-def synced(rig_factory: Callable[..., Rig]) -> Rig:
-    rig = rig_factory(customers=8, invoices=20, sales_orders=6, vendors=2, bills=2)
-    rig.run()
-    return rig
-
-
-def server_env(tmp_path: Path, rig: Rig, **extra: str) -> dict[str, str]:
-    db_url = rig.engine.url.render_as_string(hide_password=False)
-    return sync_env(tmp_path, rig, db_url) | extra
 
 
 def local_memory(tmp_path: Path, rig: Rig) -> Memory:
@@ -73,13 +54,6 @@ def a_customer_document(rig: Rig) -> tuple[str, str]:
     return str(row.party_external_id), str(row.number)
 
 
-def stdio_client(tmp_path: Path, env: dict[str, str]) -> Client:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "connector.cli", "mcp"], env=env, cwd=str(tmp_path)
-    )
-    return Client(params, read_timeout_seconds=60)
-
-
 def text(result: CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, TextContent)
@@ -91,13 +65,9 @@ def timeless(context_text: str) -> str:
     return re.sub(r"\b\d{2}:\d{2} UTC\b", "HH:MM UTC", context_text)
 
 
-def run(session: Callable[[], Awaitable[None]]) -> None:
-    anyio.run(session)
-
-
 @pytest.fixture
 def sqlite_rigs(sqlite_engine: Engine) -> Iterator[Callable[..., Rig]]:
-    yield from _rigs(sqlite_engine)
+    yield from rigs_on(sqlite_engine)
 
 
 def test_stdio_tools_match_the_library_and_see_recorded_turns(
@@ -207,34 +177,6 @@ def test_bad_input_scope_violations_and_the_allow_list_give_one_line_tool_errors
     assert local.working.state("s-refused").pinned == ()
     with pytest.raises(Exception, match="does not exist"):
         local.working.state("s-x")
-
-
-def http_server(tmp_path: Path, env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "connector.cli", "mcp", "--http", "--port", str(port), *args],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate()[1]
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return process, f"http://127.0.0.1:{port}/mcp"
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError("connector mcp --http did not start listening")
-
-
-def http_client(url: str, token: str) -> Client:
-    headers = {"Authorization": f"Bearer {token}"}
-    transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
-    return Client(transport, read_timeout_seconds=60)
 
 
 def test_streamable_http_needs_the_bearer_token(sqlite_rigs: Callable[..., Rig], tmp_path: Path) -> None:

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 from hatchling.builders.sdist import SdistBuilder
 from hatchling.builders.wheel import WheelBuilder
-
-ROOT = Path(__file__).resolve().parent.parent
+from paths import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 from context_fixtures import seed_erp
+from paths import ROOT
 
 from connector.memory import Memory
 from connector.settings import load_settings
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = ROOT / "README.md"
 
 
 def test_the_readme_agent_example_runs(

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import sqlalchemy as sa
-from test_sync_faults import Rig, connector_process, count, customer_ids, rig_factory, watermark
+from sync_rigs import Rig, rig_factory
+from test_sync_faults import connector_process, count, customer_ids, watermark
 
 from connector.semantic.upsert import party_t
 from connector.sync.runlog import run_t
 
-__all__ = ["rig_factory"]  # the fixture, re-used from the sync fault tests
+__all__ = ["rig_factory"]  # the fixture, from tests/sync_rigs.py
 
 
 def schedule_process(tmp_path: Path, rig: Rig) -> subprocess.Popen[str]:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from paths import ROOT, SAMPLES
 from sqlalchemy.engine import Engine
 
 from connector.cli import EXIT_PARTLY_FAILED, EXIT_STORE, build_parser, main
@@ -33,7 +34,6 @@ from connector.memory import Memory
 from connector.scope import Scope
 from connector.settings import ChromaSettings, DatabaseSettings, EpisodicSettings, Settings
 
-ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "s3cr3t-pw-9"
 GONE, KEPT = "ZQXGONE", "KEPTCUST"
 
@@ -46,7 +46,7 @@ ARGS = {
     ("episodic", "ingest"): ["acme"],
     ("episodic", "recall"): ["C1", "why?"],
     ("history",): ["C1"],
-    ("conversations", "import"): [str(ROOT / "tests" / "samples" / "conversations_two_turns.jsonl")],
+    ("conversations", "import"): [str(SAMPLES / "conversations_two_turns.jsonl")],
 }
 # Flag variants that take another path through the command.
 VARIANTS = (

@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent.parent / "scripts" / "bench_sync.py"
+from paths import SCRIPTS
+
+BENCH = SCRIPTS / "bench_sync.py"
 
 
 def test_bench_prints_a_table_and_the_summary_json(tmp_path: Path) -> None:

@@ -14,107 +14,25 @@ import socket
 import subprocess
 import sys
 import threading
-from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+from sync_rigs import NO_CASES, NOW, Rig, pg_rig_factory, rig_factory, sync_env
 
 from connector.clock import FrozenClock
 from connector.db.engine import create_db_engine
-from connector.memory import Memory
 from connector.semantic.upsert import address_t, attribute_t, case_t, contact_t, document_t, party_t
-from connector.settings import Settings, SyncSettings, TenantSettings
 from connector.sync.result import SyncReport
 from connector.sync.runlog import run_t
 from connector.sync.state import state_t
-from connector.testing.acumatica import FakeAcumatica
-from connector.testing.server import ServedFake, serve
 
-NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
-NO_CASES = ["Customer", "Vendor", "Invoice", "SalesOrder", "Bill"]
-ROOT = Path(__file__).resolve().parent.parent
-
-
-class Hooked:
-    """Serves a fake and calls ``on_list(entity, n)`` before the n-th list request to an entity."""
-
-    def __init__(self, fake: FakeAcumatica) -> None:
-        self.fake = fake
-        self.lists: Counter[str] = Counter()
-        self.on_list: Callable[[str, int], None] | None = None
-
-    def handle(self, request: httpx.Request) -> httpx.Response:
-        if "$top" in request.url.params:
-            entity = request.url.path.rstrip("/").rsplit("/", 1)[-1]
-            self.lists[entity] += 1
-            if self.on_list is not None:
-                self.on_list(entity, self.lists[entity])
-        return self.fake.handle(request)
-
-
-@dataclass
-class Rig:
-    fake: FakeAcumatica
-    hooked: Hooked
-    server: ServedFake
-    clock: FrozenClock
-    tenant: TenantSettings
-    engine: Engine
-
-    def memory(self, **sync: Any) -> Memory:
-        settings = Settings(tenants=[self.tenant], sync=SyncSettings(**sync))
-        return Memory(settings, clock=self.clock, engine=self.engine, llm=None)
-
-    def run(self, *, full: bool = False, streams: list[str] | None = None, **sync: Any) -> SyncReport:
-        return self.memory(**sync).sync_runner().run(streams=streams, full=full)
-
-
-@pytest.fixture
-def rig_factory(engine: Engine) -> Iterator[Callable[..., Rig]]:
-    """Rigs on the parametrized store (SQLite and PostgreSQL)."""
-    yield from _rigs(engine)
-
-
-@pytest.fixture
-def pg_rig_factory(pg_engine: Engine) -> Iterator[Callable[..., Rig]]:
-    """Rigs on PostgreSQL only (locks across sessions, a server that goes away)."""
-    yield from _rigs(pg_engine)
-
-
-def _rigs(engine: Engine) -> Iterator[Callable[..., Rig]]:
-    servers: list[ServedFake] = []
-
-    def make(*, page_size: int = 25, streams: list[str] | None = None, **sizes: int) -> Rig:
-        clock = FrozenClock(NOW)
-        counts = {
-            "customers": 60,
-            "vendors": 10,
-            "invoices": 120,
-            "sales_orders": 40,
-            "bills": 20,
-            "cases": 30,
-        }
-        counts.update(sizes)
-        fake = FakeAcumatica(seed=3, clock=clock, **counts)
-        hooked = Hooked(fake)
-        server = serve(hooked)
-        servers.append(server)
-        tenant = fake.tenant_settings(
-            "acme", base_url=server.url, page_size=page_size, streams=streams or NO_CASES, max_retries=8
-        )
-        return Rig(fake, hooked, server, clock, tenant, engine)
-
-    yield make
-    for server in servers:
-        server.stop()
+__all__ = ["pg_rig_factory", "rig_factory"]  # the fixtures, from tests/sync_rigs.py
 
 
 def table_rows(engine: Engine, table: sa.Table) -> list[tuple[Any, ...]]:
@@ -438,20 +356,6 @@ from connector.cli import main
 
 sys.exit(main(["sync"]))
 """
-
-
-def sync_env(tmp_path: Path, rig: Rig, db_url: str) -> dict[str, str]:
-    """The environment of a ``connector sync`` process that talks to the rig's served fake."""
-    tenant = rig.tenant.model_dump(mode="json")
-    tenant["password"] = rig.fake.password
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONNECTOR_")}
-    return env | {
-        "CONNECTOR_TENANTS": json.dumps([tenant]),
-        "CONNECTOR_DATABASE__URL": db_url,
-        "CONNECTOR_DATA_DIR": str(tmp_path / "data"),
-        "CONNECTOR_LOG_FORMAT": "json",
-        "PYTHONPATH": str(ROOT),
-    }
 
 
 def sync_subprocess(

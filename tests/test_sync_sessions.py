@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from paths import ROOT
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
@@ -24,7 +25,6 @@ from connector.sync.erp_sessions import session_t
 from connector.testing.acumatica import FakeAcumatica
 from connector.testing.server import ServedFake, serve
 
-ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 KILLED_AFTER_LOGIN = """

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,8 +20,9 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from paths import ROOT
 from pydantic import SecretStr
-from test_sync_faults import Rig, rig_factory
+from sync_rigs import Rig, rig_factory
 
 from connector import telemetry
 from connector.memory import Memory
@@ -30,7 +30,6 @@ from connector.settings import ConversationSettings, LLMSettings, Settings
 
 __all__ = ["rig_factory"]
 
-ROOT = Path(__file__).resolve().parent.parent
 CASE_TEXT = "pallet of bar stools arrived crushed at the Tacoma dock"
 TURN_TEXT = "my nephew Jeremy ordered the wrong colour"
 QUERY_TEXT = "what happened with the crushed stools"

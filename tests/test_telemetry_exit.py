@@ -18,14 +18,14 @@ from typing import Any
 
 import grpc
 import pytest
+from mcp_servers import TOKEN, http_client, http_server, run, server_env, synced
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from ports import free_port
 from sqlalchemy.engine import Engine
-from test_mcp_server import TOKEN, http_client, http_server, run, server_env, synced
-from test_sync_faults import Rig, _rigs, rig_factory, sync_env
+from sync_rigs import Rig, rig_factory, rigs_on, sync_env
 
 from connector import telemetry
 from connector.settings import TelemetrySettings
@@ -82,7 +82,7 @@ def collector() -> Iterator[tuple[Received, dict[str, str]]]:
 
 @pytest.fixture
 def sqlite_rigs(sqlite_engine: Engine) -> Iterator[Callable[..., Rig]]:
-    yield from _rigs(sqlite_engine)
+    yield from rigs_on(sqlite_engine)
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])

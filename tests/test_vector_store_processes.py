@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 import sqlalchemy as sa
+from paths import TESTS
 from sqlalchemy.engine import Engine
 from vector_workers import ERASED, KEPT, memory_for
 
-WORKER = Path(__file__).with_name("vector_workers.py")
+WORKER = TESTS / "vector_workers.py"
 TIMEOUT_S = 300
 
 
