@@ -1,0 +1,1 @@
+"""Read-only queries behind the console's pages, one module per page; each reads one scope."""
