@@ -24,6 +24,8 @@ Callers catch :class:`ConnectorError` for anything this library raises on purpos
     │                               imported (connector.conversations.import_lines)
     ├── ContextInputError           a build_context argument that cannot be used (connector.context.query)
     ├── UnknownDocumentError        lookup_document found no single document (connector.context.lookup)
+    ├── PageError                   a console request refused: its HTTP status and one line
+    │                               (connector.console.web)
     ├── ERPError                    anything an ERP adapter raises
     │   ├── ERPTransportError       network failure or timeout (retriable)
     │   ├── ERPRateLimited          429 or "API Login Limit" (retriable later; carries retry_after)

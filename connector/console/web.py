@@ -25,6 +25,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from connector.console import principals
 from connector.console.principals import Principal
 from connector.console.render import page
+from connector.errors import ConnectorError
 from connector.memory import Memory
 
 log = logging.getLogger(__name__)
@@ -44,22 +45,21 @@ HEADERS = {
 }
 
 
-class PageError(Exception):
-    """A request the page refuses: its status and one line for the operator."""
+class PageError(ConnectorError):
+    """A request the page refuses: its HTTP status and one line for the operator."""
 
-    status = 400
-
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.message = message
+        self.status = status
 
 
-class NotFound(PageError):
-    status = 404
+def not_found(message: str) -> PageError:
+    return PageError(message, 404)
 
 
-class Forbidden(PageError):
-    status = 403
+def forbidden(message: str) -> PageError:
+    return PageError(message, 403)
 
 
 @dataclass
@@ -91,9 +91,10 @@ class View:
         return self.console.memory
 
     def value(self, name: str) -> str | None:
-        """A form field (POST) or query parameter, stripped; None when empty."""
-        source = self.form if self.form is not None else self.params
-        raw = source.get(name)
+        """A form field (POST), else the query parameter, stripped; None when empty."""
+        raw = self.form.get(name) if self.form is not None else None
+        if raw is None:
+            raw = self.params.get(name)
         if raw is None:
             return None
         text = str(raw).strip()
@@ -104,11 +105,11 @@ class View:
     def require_customer(self, tenant: str, customer_id: str) -> None:
         """Out of the principal's scope reads exactly like a customer that does not exist."""
         if not self.principal.allows(tenant, customer_id):
-            raise NotFound(f"no customer {customer_id!r} in tenant {tenant!r}")
+            raise not_found(f"no customer {customer_id!r} in tenant {tenant!r}")
 
     def require_role(self, role: str) -> None:
         if not self.principal.can(role):
-            raise Forbidden(f"the {self.principal.role!r} role of {self.principal.name!r} cannot {role}")
+            raise forbidden(f"the {self.principal.role!r} role of {self.principal.name!r} cannot {role}")
 
     def audit(self, action: str, tenant: str | None = None, customer_id: str | None = None) -> None:
         principals.audit(self.memory.engine, self.principal, f"console.{action}", tenant, customer_id)

@@ -8,7 +8,7 @@ from connector.console.principals import tenant_visible
 from connector.console.queries.sync import run_detail, stream_rows
 from connector.console.render import when
 from connector.console.svg import runs_chart
-from connector.console.web import NotFound, PageError, View
+from connector.console.web import PageError, not_found, View
 
 RUN_FIELDS = (
     "mode", "status", "started_at", "finished_at", "duration_s", "window_start", "window_end", "pages",
@@ -35,7 +35,7 @@ def run(view: View) -> Response:
         raise PageError("give a run id: /sync/run?id=123")
     found = run_detail(view.memory.engine, int(raw))
     if found is None or not tenant_visible(view.principal, found["tenant"]):
-        raise NotFound(f"no sync run {raw}")
+        raise not_found(f"no sync run {raw}")
     fields = []
     for name in RUN_FIELDS:
         value = found[name]
