@@ -8,7 +8,7 @@ from connector.console.principals import tenant_visible
 from connector.console.queries.sync import run_detail, stream_rows
 from connector.console.render import when
 from connector.console.svg import runs_chart
-from connector.console.web import PageError, not_found, View
+from connector.console.web import PageError, View, not_found
 
 RUN_FIELDS = (
     "mode", "status", "started_at", "finished_at", "duration_s", "window_start", "window_end", "pages",
