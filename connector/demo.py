@@ -60,6 +60,10 @@ def start_fakes(args: argparse.Namespace) -> tuple[list[ServedFake], list[Any]]:
         seed=args.seed, customers=n, suppliers=n // 5, sales_orders=n * 2, billing_documents=n * 3,
         now=ERP_AS_OF,
     )  # fmt: skip
+    if getattr(args, "hostile_names", False):
+        from connector.testing.hostile import add_hostile_names
+
+        add_hostile_names(acumatica, sap, ERP_AS_OF)
     servers = [serve(acumatica), serve(sap)]
     tenants = [
         acumatica.tenant_settings(name=ACUMATICA, base_url=servers[0].url),

@@ -14,3 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--customers", type=int, default=300, help="customers per fake ERP")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--budget", type=int, default=1200, help="token budget of each printed context")
+    parser.add_argument(
+        "--hostile-names",
+        action="store_true",
+        help="give a few customers names and an id with HTML and scripts in them (to test a UI's escaping)",
+    )

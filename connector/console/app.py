@@ -10,7 +10,8 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from connector.console.pages import login, sync
+from connector.console.pages import context, customer, erase, login, sync
+from connector.console.principals import Keyring
 from connector.console.web import Console, View, endpoint, redirect
 from connector.memory import Memory
 
@@ -32,10 +33,17 @@ def build_app(memory: Memory, *, loopback: bool = True, hosts: Iterable[str] | N
         Route("/logout", endpoint(login.logout), methods=["POST"]),
         Route("/sync", endpoint(sync.streams)),
         Route("/sync/run", endpoint(sync.run)),
+        Route("/customers", endpoint(customer.customers)),
+        Route("/customer", endpoint(customer.customer)),
+        Route("/context", endpoint(context.playground)),
+        Route("/erase", endpoint(erase.erase), methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, max_body_size=MAX_BODY)
     app.state.console = Console(
-        memory, loopback=loopback, hosts=frozenset(hosts) if hosts is not None else None
+        memory,
+        loopback=loopback,
+        keyring=Keyring.from_settings(memory.settings),
+        hosts=frozenset(hosts) if hosts is not None else None,
     )
     return app

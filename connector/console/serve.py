@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import sys
 
-from connector.console import principals
+from connector.console.principals import Keyring
 from connector.errors import ConfigError
 from connector.memory import Memory
 
@@ -32,8 +32,8 @@ def serve(memory: Memory, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT) 
     from connector.mcp_server.server import is_loopback, listening_socket
 
     loopback = is_loopback(host)
-    if not loopback and not principals.has_tokens():
-        raise ConfigError(f"console on {host!r} needs named tokens (connector.access); bind to 127.0.0.1")
+    if not loopback:
+        Keyring.from_settings(memory.settings).require_usable()  # off loopback a token is a must
     try:
         sock = listening_socket(host, port)
     except ConfigError as exc:

@@ -22,11 +22,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from connector.access import acting_as
 from connector.console import principals
-from connector.console.principals import Principal
+from connector.console.principals import LOOPBACK, Keyring, Principal
 from connector.console.render import page
 from connector.errors import ConnectorError
 from connector.memory import Memory
+from connector.settings import Role
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +41,7 @@ CSP = (
 HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",  # "no-referrer" would make a form's Origin "null"
     "cache-control": "no-store",
     "x-frame-options": "DENY",
 }
@@ -69,6 +71,7 @@ class Console:
 
     memory: Memory
     loopback: bool
+    keyring: Keyring
     hosts: frozenset[str] | None = None  # None: any Host header (tests, benchmarks)
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
 
@@ -107,7 +110,7 @@ class View:
         if not self.principal.allows(tenant, customer_id):
             raise not_found(f"no customer {customer_id!r} in tenant {tenant!r}")
 
-    def require_role(self, role: str) -> None:
+    def require_role(self, role: Role) -> None:
         if not self.principal.can(role):
             raise forbidden(f"the {self.principal.role!r} role of {self.principal.name!r} cannot {role}")
 
@@ -137,8 +140,8 @@ def presented_token(request: Request) -> str | None:
 def principal_of(console: Console, request: Request) -> Principal | None:
     token = presented_token(request)
     if token is not None:
-        return principals.authenticate(console.memory.settings, token)
-    return principals.loopback() if console.loopback else None
+        return console.keyring.authenticate(token)
+    return LOOPBACK if console.loopback else None
 
 
 def host_refusal(console: Console, request: Request) -> Response | None:
@@ -181,14 +184,20 @@ def endpoint(handler: Handler, *, public: bool = False) -> Callable[[Request], A
                 and not hmac.compare_digest(form.get("csrf", ""), console.csrf(principal))
             ):
                 return finish(Response("stale or missing form token; reload the page\n", status_code=403))
-        view = View(console, request, principal or principals.loopback(), request.query_params, form)
+        view = View(console, request, principal or LOOPBACK, request.query_params, form)
         try:
-            response = await run_in_threadpool(handler, view)
+            response = await run_in_threadpool(_acting, handler, view)
         except PageError as exc:
             response = view.render("error.html", status=exc.status, message=exc.message)
         return finish(response, started)
 
     return serve
+
+
+def _acting(handler: Handler, view: View) -> Response:
+    """The handler, with what it writes (an erasure) recorded under the request's principal."""
+    with acting_as(view.principal):
+        return handler(view)
 
 
 def login_page(request: Request, *, status: int = 200, message: str | None = None) -> Response:

@@ -534,7 +534,16 @@ class ContextBuilder:
                 allocation.chosen[s], key=lambda ch: (ch.candidate.fixed is False, ch.candidate.order)
             )
             items = tuple(
-                ContextItem(ch.candidate.source, ch.text, ch.tokens, ch.candidate.score, ch.truncated)
+                ContextItem(
+                    ch.candidate.source,
+                    ch.text,
+                    ch.tokens,
+                    ch.candidate.score,
+                    ch.truncated,
+                    ch.candidate.lexical_score,
+                    ch.candidate.fused_score,
+                    ch.candidate.matched_terms,
+                )
                 for ch in chosen
             )
             sections.append(

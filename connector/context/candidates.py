@@ -45,6 +45,9 @@ class Candidate:
     order: int = 0
     score: float | None = None
     fixed: bool = False
+    lexical_score: float | None = None  # a recall hit's parts (see ContextItem)
+    fused_score: float | None = None
+    matched_terms: tuple[str, ...] = ()
 
     def render(self, body: str | None = None) -> str:
         return rendered(self.head, self.body if body is None else body)
@@ -361,7 +364,16 @@ def case_items(hits: Sequence[Any]) -> list[Candidate]:
         head = f"{h.occurred_at:%Y-%m-%d} (case {one_line(h.case_id, 64)}, similarity {h.score:.2f}{docs}):"
         items.append(
             Candidate(
-                "past_cases", f"case:{h.case_id}", head, h.summary, rank=rank, order=rank, score=h.score
+                "past_cases",
+                f"case:{h.case_id}",
+                head,
+                h.summary,
+                rank=rank,
+                order=rank,
+                score=h.score,
+                lexical_score=h.lexical_score,
+                fused_score=h.fused_score,
+                matched_terms=tuple(h.matched_terms),
             )
         )
     return items
@@ -403,7 +415,18 @@ def conversation_items(hits: Sequence[TurnHit]) -> list[Candidate]:
         body = "\n".join(_window_line(w, hit=w is t) for w in h.window)
         source = f"conversation:{t.session_id}#{t.seq}"
         items.append(
-            Candidate("earlier_conversations", source, head, body, rank=rank, order=rank, score=h.score)
+            Candidate(
+                "earlier_conversations",
+                source,
+                head,
+                body,
+                rank=rank,
+                order=rank,
+                score=h.score,
+                lexical_score=h.lexical_score,
+                fused_score=h.fused_score,
+                matched_terms=tuple(h.matched_terms),
+            )
         )
     return items
 

@@ -23,13 +23,20 @@ SECTION_ORDER: tuple[str, ...] = (
 @dataclass(frozen=True, slots=True)
 class ContextItem:
     """One rendered item. ``source`` is its provenance id (``document:acme/ar_invoice/INV-1``,
-    ``turn:s-1#12``, ``case:C-7`` ...); ``truncated`` is True when the budget cut its text."""
+    ``turn:s-1#12``, ``case:C-7`` ...); ``truncated`` is True when the budget cut its text.
+
+    ``score`` is a recall hit's dense (cosine) similarity (a learned fact's importance); a recalled
+    past case or earlier conversation also carries its ``lexical_score`` (BM25), the
+    ``fused_score`` the two ranked by, and the query terms it ``matched``."""
 
     source: str
     text: str
     tokens: int
     score: float | None = None
     truncated: bool = False
+    lexical_score: float | None = None
+    fused_score: float | None = None
+    matched_terms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from connector.console import principals
 from connector.console.web import COOKIE, View, login_page, redirect, safe_next
 
 
@@ -13,7 +12,7 @@ def login(view: View) -> Response:
         return login_page(view.request)
     token = view.value("token")
     target = safe_next(view.value("next"))
-    if token is None or principals.authenticate(view.memory.settings, token) is None:
+    if token is None or view.console.keyring.authenticate(token) is None:
         return login_page(view.request, status=401, message="unknown or revoked token")
     response = redirect(target)
     response.set_cookie(
