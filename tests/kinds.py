@@ -48,6 +48,7 @@ MODEL_MODULES = {
     "test_conversations",
     "test_conversations_import",
     "test_conversation_scale",
+    "test_conversation_held_terms",
     "test_demo",
     "test_doctor",
     "test_embeddings_minilm",

@@ -8,10 +8,10 @@ The candidates are not every turn of the customer but the union of two top lists
   a partial sort in numpy, the date and session filters applied as masks;
 - lexical: the turns with the highest BM25 score over the query's terms that the customer's turns
   hold, rarest first, until ``POSTINGS_BUDGET`` postings (a term a large share of the turns hold adds
-  little to any score, and reading its postings would make the cost follow the history). The
-  postings are read once (one index range per term), scored in numpy with the customer's statistics
-  (turn count, average length, each term's frequency), and serve the dense candidates' lexical
-  scores too.
+  little to any score). The postings are the customer's held ones
+  (:mod:`connector.conversations.scope_terms`, no read of the store per recall), scored in numpy
+  with the customer's statistics (turn count, average length, each term's frequency), and serve
+  the dense candidates' lexical scores too.
 
 Those candidates are fused as before (:func:`~connector.recall.fusion.fuse`), the dense side
 centred on the customer's whole centroid. A customer with fewer turns than the two lists hold
@@ -23,18 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import repeat
-from typing import Any
 
 import numpy as np
-import sqlalchemy as sa
 
+from connector.conversations.scope_terms import TermsSnapshot
 from connector.conversations.scope_vectors import Snapshot, epoch_seconds
 from connector.lexical.bm25 import K1, B, LexicalScore, idf
-from connector.lexical.tables import TURN_SOURCE
 from connector.recall.fusion import Fused, Fusion, fuse
 from connector.recall.scoped_recall import RecallQuery
-from connector.scope import Scope
 
 POSTINGS_BUDGET = 2_000  # postings the lexical top list reads at most (its terms' document frequencies)
 
@@ -49,34 +45,7 @@ class Filters:
     named: tuple[datetime, datetime] | None = None  # the span the query's words name (when.py)
 
 
-def _df_statement(n_terms: int) -> sa.TextClause:
-    """Each term's document frequency, counted up to ``:cap`` (one bounded index range per term)."""
-    one = (
-        "SELECT :t{i}, COUNT(*) FROM (SELECT 1 FROM lexical_posting WHERE tenant = :tenant"
-        " AND customer_id = :customer_id AND source = :source AND term = :t{i} LIMIT :cap) c{i}"
-    )
-    return sa.text(" UNION ALL ".join(one.format(i=i) for i in range(n_terms)))
-
-
-_DF: dict[int, sa.TextClause] = {}
-
-
-def _postings_statement(n_terms: int) -> sa.TextClause:
-    """The postings of each term, one equality range of the scope's key per term: with ``IN`` over
-    the terms PostgreSQL scanned the whole table when its statistics were stale (after an import)."""
-    one = (
-        "SELECT doc_id, term, tf FROM lexical_posting WHERE tenant = :tenant"
-        " AND customer_id = :customer_id AND source = :source AND term = :t{i}"
-    )
-    return sa.text(" UNION ALL ".join(one.format(i=i) for i in range(n_terms)))
-
-
-_POSTINGS: dict[int, sa.TextClause] = {}
-
-
 def rank(
-    conn: sa.Connection,
-    scope: Scope,
     snap: Snapshot,
     query: RecallQuery,
     filters: Filters,
@@ -92,9 +61,8 @@ def rank(
     if not allowed.any() or query.vector is None:
         query.cancel()
         return []
-    params = {"tenant": scope.tenant, "customer_id": scope.customer_id}
-    df = _document_frequencies(conn, params, query.terms)
-    lexical = _lexical(conn, params, snap, n, df, query.terms)
+    df = _document_frequencies(snap.terms, query.terms)
+    lexical = _lexical(snap, n, df, query.terms)
     lexical_top = lexical.top(allowed, per_signal)
     vector = np.asarray(query.vector.result(), dtype=np.float32).reshape(-1)
     dense, ranking = _dense(snap, n, vector, fusion, int(allowed.sum()))
@@ -155,22 +123,13 @@ def _dense(
     return dense, ranking
 
 
-def _document_frequencies(
-    conn: sa.Connection, params: dict[str, Any], terms: Sequence[str]
-) -> dict[str, int]:
-    """The query terms' document frequencies among the customer's turns, each counted up to the
-    postings budget (a term held more widely is not read, and its exact frequency is not needed)."""
-    if not terms:
-        return {}
-    statement = _DF.get(len(terms))
-    if statement is None:
-        statement = _DF[len(terms)] = _df_statement(len(terms))
-    bound = {**params, "source": TURN_SOURCE, "cap": POSTINGS_BUDGET + 1}
-    bound.update({f"t{i}": term for i, term in enumerate(terms)})
-    result = conn.execute(statement, bound)
-    rows = result.cursor.fetchall()
-    result.close()
-    return {str(t): int(c) for t, c in rows if c}
+def _document_frequencies(terms: TermsSnapshot, query_terms: Sequence[str]) -> dict[str, int]:
+    """The query terms' document frequencies among the customer's held turns, each counted up to
+    the postings budget (as when they were read from the store: a term held more widely is not
+    scored, and its exact frequency changes nothing)."""
+    cap = POSTINGS_BUDGET + 1
+    counts = ((t, min(terms.frequency(t), cap)) for t in query_terms)
+    return {t: c for t, c in counts if c}
 
 
 @dataclass(slots=True)
@@ -204,14 +163,7 @@ class _Lexical:
         return out
 
 
-def _lexical(
-    conn: sa.Connection,
-    params: dict[str, Any],
-    snap: Snapshot,
-    n: int,
-    df: dict[str, int],
-    terms: Sequence[str],
-) -> _Lexical:
+def _lexical(snap: Snapshot, n: int, df: dict[str, int], terms: Sequence[str]) -> _Lexical:
     """The BM25 side over the query's terms the budget admits, rarest first (see the module doc)."""
     used: list[str] = []
     read = 0
@@ -225,22 +177,11 @@ def _lexical(
     empty = np.zeros(0, dtype=np.int64)
     if not used:
         return _Lexical(np.zeros(n, dtype=np.float64), empty, empty, used, query_weight)
-    # plain tuples from the driver, mapped by C-level loops: no Python statement per posting
-    statement = _POSTINGS.get(len(used))
-    if statement is None:
-        statement = _POSTINGS[len(used)] = _postings_statement(len(used))
-    bound = {**params, "source": TURN_SOURCE, **{f"t{i}": t for i, t in enumerate(used)}}
-    result = conn.execute(statement, bound)
-    rows = result.cursor.fetchall()
-    result.close()
-    if not rows:
-        return _Lexical(np.zeros(n, dtype=np.float64), empty, empty, used, query_weight)
-    docs, term_names, counts = zip(*rows, strict=True)
-    at = np.fromiter(map(snap.index_of.get, docs, repeat(-1)), dtype=np.int64, count=len(docs))
-    position = {t: i for i, t in enumerate(used)}
-    term = np.fromiter(map(position.__getitem__, term_names), dtype=np.int64, count=len(docs))
-    tf = np.asarray(counts, dtype=np.float64)
-    keep = (at >= 0) & (at < n)  # not held yet (its vector is missing) or newer than this snapshot
+    held = [snap.terms.postings(t) for t in used]
+    at = np.concatenate([positions for positions, _ in held]).astype(np.int64)
+    term = np.repeat(np.arange(len(used), dtype=np.int64), [len(positions) for positions, _ in held])
+    tf = np.concatenate([tfs for _, tfs in held]).astype(np.float64)
+    keep = at < n  # newer than this snapshot
     at, term, tf = at[keep], term[keep], tf[keep]
     lengths = snap.lengths[:n]
     avgdl = max(float(lengths.mean()) if n else 1.0, 1.0)

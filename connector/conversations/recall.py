@@ -118,7 +118,7 @@ def recall(
         search.vector = conv.ranking.embed(search.text, search.shared)
         snap = conv.scope_vectors.snapshot(conn, scope, conv.index, state)
         ranked = bounded.rank(
-            conn, scope, snap, search, filters, k=k * window,
+            snap, search, filters, k=k * window,
             per_signal=max(settings.candidates_per_signal, min(k * window, settings.max_candidates)),
             fusion=fusion, threshold=score_threshold(conv.embedder.model_id),
         )  # fmt: skip
@@ -184,9 +184,12 @@ def _without_repeats(ranked: Sequence[tuple[Any, Fused]], k: int, before: int, a
     return chosen
 
 
-# One statement for every read, the hits' turns and neighbours as (session, turn number) pairs: an
-# index seek per session of the unique (session, seq) key. A statement built per recall from its
-# spans cost more to compile than to run.
+# One statement for every read, the hits' turns and neighbours: their sessions and turn numbers as
+# two lists, so both databases seek the unique (session, seq) key for each pair of the two (a
+# superset of the pairs wanted, cut in Python), each session checked by its own key against the
+# scope as a second guard. A (session, seq) tuple IN made SQLite walk every session of the customer
+# and every turn of each (3.3 ms at 10,000 turns against 0.1 ms). A statement built per recall
+# from its spans cost more to compile than to run.
 # A turn that is no tool call stores JSON ``null`` as its tool arguments and result: read as SQL NULL,
 # it reaches the hit as None without a JSON decode (two per turn, a tenth of the read's cost).
 _TOOL_JSON = tuple(
@@ -201,10 +204,12 @@ _TURNS = (
     )
     .join(_session_t, _session_t.c.session_id == _turn_t.c.session_id)
     .where(
+        _session_t.c.session_id.in_(sa.bindparam("sessions", expanding=True)),
         _session_t.c.tenant == sa.bindparam("tenant"),
         _session_t.c.customer_id == sa.bindparam("customer_id"),
+        _turn_t.c.session_id.in_(sa.bindparam("turn_sessions", expanding=True)),
+        _turn_t.c.seq.in_(sa.bindparam("seqs", expanding=True)),
         _turn_t.c.created_at >= sa.bindparam("after"),
-        sa.tuple_(_turn_t.c.session_id, _turn_t.c.seq).in_(sa.bindparam("turns", expanding=True)),
     )
 )
 
@@ -219,9 +224,15 @@ def _read_turns(
     )
     if not wanted:
         return {}
-    params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "after": cutoff, "turns": wanted}
+    sessions = sorted({session for session, _ in wanted})
+    params = {
+        "tenant": scope.tenant, "customer_id": scope.customer_id, "after": cutoff,
+        "sessions": sessions, "turn_sessions": sessions, "seqs": sorted({seq for _, seq in wanted}),
+    }  # fmt: skip
+    pairs = set(wanted)
     # A row is (session_id, seq, role, content, created_at, tool_name, tool_args, tool_result, external_id).
     return {
         (r[0], int(r[1])): Turn(r[0], int(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8])
         for r in conn.execute(_TURNS, params).all()
+        if (r[0], int(r[1])) in pairs
     }

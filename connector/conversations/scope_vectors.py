@@ -9,6 +9,10 @@ unchanged, it reads nothing else; higher, it reads only the rows stamped since; 
 removal), the customer again. The dense side is then one matrix-vector product in numpy (0.5 ms
 for 10,000 turns) and a partial sort, with no Python work per turn.
 
+The turns' lexical postings are held beside them (:mod:`connector.conversations.scope_terms`), read
+with the turns of each generation (the first read of a customer: all its postings, one key range),
+so a recall reads nothing of the store but the generation and its hits' texts.
+
 Vectors are read through the part's :class:`~connector.recall.vector_cache.CachedIndex`, checked
 against their rows' scope and hash like any recall's. A row whose vector is not in the index yet
 (written by a pass that has not reached Chroma) waits in ``pending`` and is read again by later
@@ -29,9 +33,10 @@ import sqlalchemy as sa
 
 from connector.conversations import generations
 from connector.conversations.generations import ScopeState
+from connector.conversations.scope_terms import HeldTerms, TermsSnapshot
 from connector.conversations.tables import PARTS, TURNS
 from connector.lexical import index as lexical
-from connector.lexical.tables import TURN_SOURCE
+from connector.lexical.tables import POSTINGS, TURN_SOURCE
 from connector.recall.vector_cache import CachedIndex
 from connector.scope import Scope
 
@@ -65,6 +70,26 @@ _PART_ROWS = (
         PARTS.c.gen > sa.bindparam("since"),
     )
     .order_by(PARTS.c.gen, PARTS.c.turn_id, PARTS.c.part)
+)
+_POSTING_COLUMNS = (POSTINGS.c.doc_id, POSTINGS.c.term, POSTINGS.c.tf)
+_OF_SCOPE = (
+    POSTINGS.c.tenant == sa.bindparam("tenant"),
+    POSTINGS.c.customer_id == sa.bindparam("customer_id"),
+    POSTINGS.c.source == TURN_SOURCE,
+)
+# The first read of a customer: every posting of its turns, one range of the postings' primary key.
+_ALL_POSTINGS = sa.select(*_POSTING_COLUMNS).where(*_OF_SCOPE)
+# Later reads: the postings of the turns written since (by the turns' generation, then each turn's
+# postings by their document index).
+_NEW_POSTINGS = (
+    sa.select(*_POSTING_COLUMNS)
+    .select_from(POSTINGS.join(TURNS, TURNS.c.id == POSTINGS.c.doc_id))
+    .where(
+        TURNS.c.tenant == sa.bindparam("tenant"),
+        TURNS.c.customer_id == sa.bindparam("customer_id"),
+        TURNS.c.gen > sa.bindparam("since"),
+        *_OF_SCOPE,
+    )
 )
 
 
@@ -115,6 +140,7 @@ class Snapshot:
     toward: np.ndarray  # per vector: its cosine to that centroid (0 when the vectors cancel out)
     grouped: np.ndarray  # the vectors' rows ordered by turn (a turn's own row, then its parts')
     starts: np.ndarray  # per turn: where its rows start in ``grouped``
+    terms: TermsSnapshot  # the turns' lexical postings (:mod:`connector.conversations.scope_terms`)
 
     @property
     def turns(self) -> int:
@@ -145,6 +171,7 @@ class _Held:
     owner: _Growing = field(init=False)
     part_rows: _Growing = field(init=False)
     total: np.ndarray = field(init=False)
+    terms: HeldTerms = field(default_factory=HeldTerms)
 
     def __post_init__(self) -> None:
         self.occurred = _Growing(None, np.float64)
@@ -158,7 +185,7 @@ class _Held:
 
     @property
     def nbytes(self) -> int:
-        return int(self.matrix.data.nbytes) + 200 * len(self.turn_ids)
+        return int(self.matrix.data.nbytes) + 200 * len(self.turn_ids) + self.terms.nbytes
 
     def _derived(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What every recall would otherwise compute over all the vectors, once per change."""
@@ -183,10 +210,12 @@ class _Held:
             list(self.turn_ids), self.sessions, self.seqs, self.hashes, self.index_of,
             self.occurred.view(), self.session_code.view(), dict(self.session_codes), self.lengths.view(),
             self.matrix.view(), self.owner.view(), self.first.view(), self.part_rows.view(),
-            self.total.copy(), toward, grouped, starts,
+            self.total.copy(), toward, grouped, starts, self.terms.snapshot(),
         )  # fmt: skip
 
-    def add(self, index: CachedIndex, scope: Scope, turns: list[Any], parts: list[Any]) -> None:
+    def add(
+        self, index: CachedIndex, scope: Scope, turns: list[Any], parts: list[Any], postings: list[Any]
+    ) -> None:
         """Take rows read from the store (and those still waiting for their vector)."""
         for row in turns:
             if row[0] not in self.index_of:
@@ -195,6 +224,7 @@ class _Held:
             self.pending_parts[row[0]] = row
         if not self.pending_turns and not self.pending_parts:
             return
+        waiting = {row[0] for row in turns if row[0] in self.pending_turns}
         wanted = {i: r[4] for i, r in self.pending_turns.items()}
         wanted.update({i: r[2] for i, r in self.pending_parts.items()})
         found = index.guarded(scope, wanted)
@@ -219,6 +249,9 @@ class _Held:
             self.owner.extend(np.arange(start_turn, start_turn + len(new_turns)))
             self.first.extend(np.arange(start_row, start_row + len(new_turns)))
             self.total = self.total + vectors.sum(axis=0, dtype=np.float64)
+            self.terms.held([r[0] for r in new_turns], self.index_of)
+        # this read's postings: of turns held now, or kept until their vector is found
+        self.terms.take(postings, self.index_of, waiting)
         new_parts = [r for i, r in self.pending_parts.items() if i in found and r[1] in self.index_of]
         if new_parts:
             start_row = self.matrix.size
@@ -256,7 +289,7 @@ class ScopeVectors:
                 self._read(conn, scope, index, held, held.state.generation)
                 held.state = ScopeState(max(held.state.generation, state.generation), state.epoch)
             elif (held.pending_turns or held.pending_parts) and time.monotonic() - held.tried > _RETRY_S:
-                held.add(index, scope, [], [])
+                held.add(index, scope, [], [], [])
             snap = held.snapshot()
             self._keep(key, held)
         return snap
@@ -265,7 +298,12 @@ class ScopeVectors:
         params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "since": since}
         turns = list(conn.execute(_TURN_ROWS, params).all())
         parts = list(conn.execute(_PART_ROWS, params).all())
-        held.add(index, scope, turns, parts)
+        postings: list[Any] = []
+        if turns:
+            result = conn.execute(_ALL_POSTINGS if since == 0 else _NEW_POSTINGS, params)
+            postings = list(result.cursor.fetchall())  # plain tuples: a Row per posting cost twice the read
+            result.close()
+        held.add(index, scope, turns, parts, postings)
         top = max([int(r[5]) for r in turns[-1:]] + [int(r[3]) for r in parts[-1:]] + [since])
         held.state = ScopeState(top, held.state.epoch)
 

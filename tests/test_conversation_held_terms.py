@@ -1,0 +1,128 @@
+"""A process keeps each customer's turns and lexical postings in memory between recalls
+(connector.conversations.scope_vectors / scope_terms): a word said in a new turn is found at once,
+an erased customer's words are gone from that memory too, another customer's words are never
+found, and a new process finds the same turns from the store. SQLite and PostgreSQL, embedded
+Chroma, the offline model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+
+from connector.clock import FrozenClock
+from connector.conversations.recall import RecallOptions
+from connector.memory import Memory
+from connector.scope import Scope
+from connector.settings import ChromaSettings, ConversationSettings, Settings
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+FLUSH_S = 60.0
+LEXICAL = RecallOptions(profile="lexical", before=0, after=0)
+
+
+def _memory(engine: Engine, tmp_path: Path, chroma: ChromaSettings, clock: FrozenClock) -> Memory:
+    settings = Settings(
+        data_dir=tmp_path / "data", chroma=chroma, conversations=ConversationSettings(enabled=True)
+    )
+    return Memory(settings, clock=clock, llm=None, engine=engine)
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock(NOW)
+
+
+@pytest.fixture
+def memory(
+    engine: Engine, tmp_path: Path, chroma_settings: ChromaSettings, clock: FrozenClock
+) -> Iterator[Memory]:
+    m = _memory(engine, tmp_path, chroma_settings, clock)
+    yield m
+    m.close()
+
+
+def _said(memory: Memory, customer: str, session: str, *lines: str) -> None:
+    for line in lines:
+        memory.record_turn(session, customer, "user", line)
+    memory.conversations.flush(FLUSH_S)
+
+
+def _found(memory: Memory, customer: str, query: str) -> list[str]:
+    return [h.turn.content for h in memory.recall_conversations(customer, query, k=5, options=LEXICAL)]
+
+
+def test_a_word_of_a_new_turn_is_found_by_a_process_already_holding_the_customer(
+    memory: Memory, clock: FrozenClock
+) -> None:
+    _said(memory, "HNEW", "s-1", "The pallets leave the Tacoma dock on Monday.")
+    assert _found(memory, "HNEW", "Tacoma pallets")
+    assert memory.conversations.scope_vectors.held(Scope.of(memory.conversations.default_tenant, "HNEW"))
+
+    clock.sleep(60)
+    _said(memory, "HNEW", "s-2", "Invoice INV-88231 was paid by zebrawood credit.")
+
+    assert _found(memory, "HNEW", "zebrawood") == ["Invoice INV-88231 was paid by zebrawood credit."]
+    assert _found(memory, "HNEW", "INV-88231") == ["Invoice INV-88231 was paid by zebrawood credit."]
+
+
+def test_an_erased_customers_words_leave_the_held_postings(memory: Memory) -> None:
+    _said(memory, "HGONE", "s-1", "Ship the quokka figurines to Perth.")
+    scope = Scope.of(memory.conversations.default_tenant, "HGONE")
+    assert _found(memory, "HGONE", "quokka figurines")
+
+    memory.forget("HGONE")
+
+    assert not memory.conversations.scope_vectors.held(scope)
+    assert _found(memory, "HGONE", "quokka figurines") == []
+    assert not memory.conversations.scope_vectors.held(scope)
+
+
+def test_another_processes_erasure_reaches_the_held_postings(
+    engine: Engine, tmp_path: Path, chroma_settings: ChromaSettings, clock: FrozenClock
+) -> None:
+    reader = _memory(engine, tmp_path, chroma_settings, clock)
+    writer = _memory(engine, tmp_path, chroma_settings, clock)
+    try:
+        _said(writer, "HPROC", "s-1", "The wombat crates are late.")
+        assert _found(reader, "HPROC", "wombat crates")
+        writer.forget("HPROC")
+        assert _found(reader, "HPROC", "wombat crates") == []
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_a_customer_never_finds_another_customers_words(memory: Memory) -> None:
+    _said(memory, "HA", "s-a", "Our pangolin order PO-ZX-99124 ships Friday.", "Thanks, all clear.")
+    _said(memory, "HB", "s-b", "The pangolin order PO-ZX-55555 is on hold.", "Please check the invoice.")
+    assert _found(memory, "HA", "pangolin order") == ["Our pangolin order PO-ZX-99124 ships Friday."]  # warm
+
+    hits = memory.recall_conversations("HB", "pangolin PO-ZX-99124", k=5, options=LEXICAL)
+
+    assert [h.turn.content for h in hits] == ["The pangolin order PO-ZX-55555 is on hold."]
+    assert all("99124" not in term for h in hits for term in h.matched_terms)
+    assert _found(memory, "HB", "ships Friday") == []
+
+
+def test_a_new_process_finds_the_same_turns_from_the_store(
+    engine: Engine, tmp_path: Path, chroma_settings: ChromaSettings, clock: FrozenClock
+) -> None:
+    first = _memory(engine, tmp_path, chroma_settings, clock)
+    try:
+        _said(first, "HRESTART", "s-1", "Ship the tapir statues by rail.", "The ocelot lamps wait.")
+        before = _found(first, "HRESTART", "tapir statues ocelot lamps")
+    finally:
+        first.close()
+    second = _memory(engine, tmp_path, chroma_settings, clock)
+    try:
+        assert not second.conversations.scope_vectors.held(
+            Scope.of(second.conversations.default_tenant, "HRESTART")
+        )
+        assert _found(second, "HRESTART", "tapir statues ocelot lamps") == before
+        assert len(before) == 2
+    finally:
+        second.close()
