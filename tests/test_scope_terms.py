@@ -55,9 +55,7 @@ def test_a_snapshot_does_not_see_postings_added_after_it() -> None:
 def test_postings_of_a_turn_not_held_wait_for_it_and_others_are_left_out() -> None:
     held = HeldTerms()
     index_of = {"held": 0}
-    held.take(
-        [("held", "invoice", 1), ("late", "invoice", 3), ("unknown", "invoice", 9)], index_of, ["late"]
-    )
+    held.take([("held", "invoice", 1), ("late", "invoice", 3), ("unknown", "invoice", 9)], index_of, ["late"])
     assert _lookup(held, "invoice") == [(0, 1.0)]
     index_of["late"] = 1
     held.held(["late"], index_of)
