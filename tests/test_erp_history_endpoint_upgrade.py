@@ -42,7 +42,7 @@ def _changes(engine: Engine) -> list[tuple[str, str, str, str | None, str | None
     c = change_t.c
     query = sa.select(c.entity, c.external_id, c.field, c.old_value, c.new_value).order_by(c.id)
     with engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(query)]  # type: ignore[misc]
+        return [(row[0], row[1], row[2], row[3], row[4]) for row in conn.execute(query)]
 
 
 def test_a_re_read_on_26_with_select_values_records_only_the_real_change(engine: Engine) -> None:
