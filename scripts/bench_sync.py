@@ -420,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--pg-admin-url", default=os.environ.get("CONNECTOR_BENCH_PG_URL", DEFAULT_PG_ADMIN))
     parser.add_argument("--skip-postgres", action="store_true")
+    parser.add_argument("--skip-sqlite", action="store_true", help="with --history-only: PostgreSQL only")
     parser.add_argument(
         "--history",
         action="store_true",
@@ -436,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", default=None, help="where the SQLite files go (default: a temp dir)")
     args = parser.parse_args(argv)
+    if args.skip_sqlite and not args.history_only:
+        parser.error("--skip-sqlite applies to --history-only (the other runs compare against SQLite)")
 
     import tempfile
 
@@ -514,9 +517,9 @@ def bench_history(fake: FakeProcess, args: argparse.Namespace, workdir: str) -> 
             fake.control("touch", entity=s, count=n, offset=touched[0])["stamped"] for s, n in counts.items()
         )
 
-    stores: dict[str, Callable[[], Engine]] = {
-        "sqlite": lambda: sqlite_store(workdir, f"history-{uuid.uuid4().hex[:6]}.sqlite3")
-    }
+    stores: dict[str, Callable[[], Engine]] = {}
+    if not args.skip_sqlite:
+        stores["sqlite"] = lambda: sqlite_store(workdir, f"history-{uuid.uuid4().hex[:6]}.sqlite3")
     if not args.skip_postgres:
         stores["postgres"] = lambda: pg_store(args.pg_admin_url)
     out: dict[str, Any] = {}

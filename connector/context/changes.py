@@ -60,17 +60,21 @@ class ChangesView:
     since_last: int  # how many of the changes happened after the last conversation
 
 
+# Built once; each read binds its parameters. Session ids are never blank, so "" excludes none.
+_LAST_CONVERSATION = sa.select(sa.func.max(_session_t.c.updated_at)).where(
+    _session_t.c.tenant == sa.bindparam("tenant"),
+    _session_t.c.customer_id == sa.bindparam("customer_id"),
+    _session_t.c.updated_at <= sa.bindparam("until"),
+    _session_t.c.session_id != sa.bindparam("current"),
+)
+
+
 def last_conversation_end(
     conn: Connection, tenant: str, customer_id: str, current: str | None, until: datetime
 ) -> datetime | None:
     """When the customer's latest earlier session (not ``current``) last changed, up to ``until``."""
-    t = _session_t
-    stmt = sa.select(sa.func.max(t.c.updated_at)).where(
-        t.c.tenant == tenant, t.c.customer_id == customer_id, t.c.updated_at <= until
-    )
-    if current is not None:
-        stmt = stmt.where(t.c.session_id != current)
-    value: datetime | None = conn.execute(stmt).scalar()
+    params = {"tenant": tenant, "customer_id": customer_id, "until": until, "current": current or ""}
+    value: datetime | None = conn.execute(_LAST_CONVERSATION, params).scalar()
     return value
 
 

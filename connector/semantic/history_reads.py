@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -52,6 +52,30 @@ class ErpChange:
         return FIELD_LABELS.get(self.field, self.field.replace("_", " "))
 
 
+# Statements are built once; each read only binds its parameters (building and keying a select per
+# read cost more than running it: the context reads the section on every build).
+_FAR_PAST = datetime(1, 1, 2, tzinfo=UTC)
+_FAR_FUTURE = datetime(9999, 12, 30, tzinfo=UTC)
+_NO_LIMIT = 2**62
+
+
+def _changes_statement(by_field: bool) -> Any:
+    t = change_t
+    stmt = sa.select(t).where(
+        t.c.tenant == sa.bindparam("tenant"),
+        t.c.party_kind == sa.bindparam("party_kind"),
+        t.c.party_external_id == sa.bindparam("party_id"),
+        t.c.erp_changed_at > sa.bindparam("since"),
+        t.c.erp_changed_at <= sa.bindparam("until"),
+    )
+    if by_field:
+        stmt = stmt.where(t.c.field.in_(sa.bindparam("fields", expanding=True)))
+    return stmt.order_by(t.c.erp_changed_at.desc(), t.c.id.desc()).limit(sa.bindparam("limit"))
+
+
+_CHANGES, _FIELD_CHANGES = _changes_statement(False), _changes_statement(True)
+
+
 def party_changes(
     conn: Connection,
     tenant: str,
@@ -64,20 +88,17 @@ def party_changes(
     limit: int | None = None,
 ) -> list[ErpChange]:
     """The changes of a party and its documents with ``since < changed_at <= until``, newest first."""
-    t = change_t
-    stmt = sa.select(t).where(
-        t.c.tenant == tenant, t.c.party_kind == party_kind, t.c.party_external_id == party_id
-    )
-    if since is not None:
-        stmt = stmt.where(t.c.erp_changed_at > since)
-    if until is not None:
-        stmt = stmt.where(t.c.erp_changed_at <= until)
+    params: dict[str, Any] = {
+        "tenant": tenant,
+        "party_kind": party_kind,
+        "party_id": party_id,
+        "since": since or _FAR_PAST,
+        "until": until or _FAR_FUTURE,
+        "limit": _NO_LIMIT if limit is None else limit,
+    }
     if fields:
-        stmt = stmt.where(t.c.field.in_(list(fields)))
-    stmt = stmt.order_by(t.c.erp_changed_at.desc(), t.c.id.desc())
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    return [_change(row._mapping) for row in conn.execute(stmt)]
+        params["fields"] = list(fields)
+    return [_change(row._mapping) for row in conn.execute(_FIELD_CHANGES if fields else _CHANGES, params)]
 
 
 def _change(row: Any) -> ErpChange:
