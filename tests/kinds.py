@@ -44,6 +44,8 @@ MODEL_FIXTURES = {"memory", "episodic_settings"}
 MODEL_MODULES = {
     "test_context_answers_bench",
     "test_context_cli",
+    "test_console_bench",
+    "test_console_browser",
     "test_customer_id_variants",
     "test_conversations",
     "test_conversations_import",

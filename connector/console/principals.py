@@ -1,16 +1,10 @@
-"""Who a console request acts as (``connector.access``), and the console's audit records.
-
-The audit trail (``connector.audit``) lands separately: until it is installed beside the console,
-no access is recorded.
-"""
+"""Who a console request acts as (``connector.access``), and its audit record (``connector.audit``)."""
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import Any
-
 from connector.access import LOOPBACK, Keyring, Principal
+from connector.audit import record_quietly
+from connector.memory import Memory
 
 __all__ = ["LOOPBACK", "Keyring", "Principal", "audit", "tenant_visible"]
 
@@ -19,19 +13,17 @@ def tenant_visible(principal: Principal, tenant: str) -> bool:
     return principal.allows_tenant(tenant)
 
 
-def _trail() -> ModuleType | None:
-    try:
-        return importlib.import_module("connector.audit")
-    except ModuleNotFoundError as exc:
-        if exc.name != "connector.audit":  # the package is there but broken: say so
-            raise
-        return None
-
-
 def audit(
-    engine: Any, principal: Principal, action: str, tenant: str | None, customer_id: str | None
+    memory: Memory,
+    principal: Principal,
+    action: str,
+    tenant: str | None,
+    customer_id: str | None,
+    outcome: str = "ok",
 ) -> None:
-    """Record a console access in the audit trail (who, what, scope; never content), when there is one."""
-    trail = _trail()
-    if trail is not None:
-        trail.record(engine, principal.name, action, tenant, customer_id)
+    """Record a console access in the audit trail: who, which page, which scope; never content.
+
+    A page that was served stays served when its record cannot be written (a warning says so)."""
+    if memory.settings.audit.enabled:
+        now = memory.clock.now()
+        record_quietly(memory.engine, principal.name, action, tenant, customer_id, outcome=outcome, at=now)

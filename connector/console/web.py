@@ -115,7 +115,7 @@ class View:
             raise forbidden(f"the {self.principal.role!r} role of {self.principal.name!r} cannot {role}")
 
     def audit(self, action: str, tenant: str | None = None, customer_id: str | None = None) -> None:
-        principals.audit(self.memory.engine, self.principal, f"console.{action}", tenant, customer_id)
+        principals.audit(self.memory, self.principal, f"console.{action}", tenant, customer_id)
 
     def render(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
         values.setdefault("nav", "")
@@ -188,6 +188,18 @@ def endpoint(handler: Handler, *, public: bool = False) -> Callable[[Request], A
         try:
             response = await run_in_threadpool(_acting, handler, view)
         except PageError as exc:
+            if exc.status in (403, 404):  # a refusal or an out-of-scope try is recorded too
+                action = "console" + request.url.path.replace("/", ".")
+                customer = view.value("id") or view.value("customer")
+                await run_in_threadpool(
+                    principals.audit,
+                    view.memory,
+                    view.principal,
+                    action,
+                    view.value("tenant"),
+                    customer,
+                    "refused",
+                )
             response = view.render("error.html", status=exc.status, message=exc.message)
         return finish(response, started)
 

@@ -78,35 +78,38 @@ def sync_status(
                 )
             )
         }
-        failures = {
-            (r.tenant, r.stream): r.n
-            for r in conn.execute(
-                sa.select(run_t.c.tenant, run_t.c.stream, sa.func.count().label("n"))
-                .where(run_t.c.status.in_(("failed", "abandoned")))
-                .group_by(run_t.c.tenant, run_t.c.stream)
-            )
-        }
+        # Failed runs are few: read them once and count, per stream, those after its last ok run.
         failures_after_ok: dict[tuple[str, str], int] = {}
-        for key in failures:
-            ok_id = last_ok.get(key, (0, None))[0]
-            failures_after_ok[key] = conn.execute(
-                sa.select(sa.func.count()).where(
-                    run_t.c.tenant == key[0],
-                    run_t.c.stream == key[1],
-                    run_t.c.status.in_(("failed", "abandoned")),
-                    run_t.c.id > ok_id,
-                )
-            ).scalar_one()
-        recent = {
-            key: conn.execute(
-                sa.select(run_t.c.status, run_t.c.watermark_held, run_t.c.latest_stamp, run_t.c.window_end)
-                .where(run_t.c.tenant == key[0], run_t.c.stream == key[1], run_t.c.status == "ok")
-                .order_by(run_t.c.id.desc())
-                .limit(_RECENT_RUNS)
-            ).all()
-            for key in {(r.tenant, r.stream) for r in latest}
-            if tenant is None or key[0] == tenant
-        }
+        for r in conn.execute(
+            sa.select(run_t.c.tenant, run_t.c.stream, run_t.c.id).where(
+                run_t.c.status.in_(("failed", "abandoned"))
+            )
+        ):
+            key = (r.tenant, r.stream)
+            after = r.id > last_ok.get(key, (0, None))[0]
+            failures_after_ok[key] = failures_after_ok.get(key, 0) + int(after)
+        # The latest successful runs of every stream in one windowed read (not one query per stream).
+        ranked = (
+            sa.select(
+                run_t.c.tenant,
+                run_t.c.stream,
+                run_t.c.watermark_held,
+                run_t.c.latest_stamp,
+                run_t.c.window_end,
+                sa.func.row_number()
+                .over(partition_by=(run_t.c.tenant, run_t.c.stream), order_by=run_t.c.id.desc())
+                .label("recent"),
+            )
+            .where(run_t.c.status == "ok", *([run_t.c.tenant == tenant] if tenant is not None else []))
+            .subquery()
+        )
+        recent: dict[tuple[str, str], list[Any]] = {}
+        for r in conn.execute(
+            sa.select(ranked)
+            .where(ranked.c.recent <= _RECENT_RUNS)
+            .order_by(ranked.c.tenant, ranked.c.stream, ranked.c.recent)
+        ):
+            recent.setdefault((r.tenant, r.stream), []).append(r)
     runs = {(r.tenant, r.stream): r for r in latest}
     out: list[StreamStatus] = []
     for key in sorted(set(states) | set(runs)):

@@ -67,18 +67,26 @@ def stream_rows(
 
 
 def _recent_runs(engine: Engine, keys: set[tuple[str, str]]) -> dict[tuple[str, str], list[Any]]:
-    """The last :data:`CHART_RUNS` runs of each stream, oldest first (one query per stream, on the
-    (tenant, stream, started_at) index)."""
+    """The last :data:`CHART_RUNS` runs of each stream, oldest first, in one windowed query."""
+    ranked = sa.select(
+        run_t,
+        sa.func.row_number()
+        .over(
+            partition_by=(run_t.c.tenant, run_t.c.stream),
+            order_by=(run_t.c.started_at.desc(), run_t.c.id.desc()),
+        )
+        .label("recent"),
+    ).subquery()
     out: dict[tuple[str, str], list[Any]] = defaultdict(list)
     with read_connection(engine) as conn:
-        for tenant, stream in sorted(keys):
-            rows = conn.execute(
-                sa.select(run_t)
-                .where(run_t.c.tenant == tenant, run_t.c.stream == stream)
-                .order_by(run_t.c.started_at.desc(), run_t.c.id.desc())
-                .limit(CHART_RUNS)
-            ).all()
-            out[(tenant, stream)] = list(reversed(rows))
+        rows = conn.execute(
+            sa.select(ranked)
+            .where(ranked.c.recent <= CHART_RUNS)
+            .order_by(ranked.c.tenant, ranked.c.stream, ranked.c.started_at, ranked.c.id)
+        ).all()
+    for row in rows:
+        if (row.tenant, row.stream) in keys:
+            out[(row.tenant, row.stream)].append(row)
     return out
 
 
