@@ -36,16 +36,18 @@ def _describe(exc: BaseException) -> str:
 
 
 def check_database(settings: Settings) -> CheckResult:
+    from connector.db.deadline import within
     from connector.db.engine import check_connection, create_db_engine, safe_url
     from connector.db.migrate import current_revisions, head_revisions, upgrade_to_head
 
     url = settings.database_url
     engine = create_db_engine(url, database=settings.database)
     try:
-        check_connection(engine)
-        if engine.dialect.name == "sqlite":
-            upgrade_to_head(engine)  # the embedded default upgrades itself
-        current, heads = current_revisions(engine), head_revisions(engine)
+        with within(settings.database.read_timeout_s):  # a hung server is a fail, not a hang
+            check_connection(engine)
+            if engine.dialect.name == "sqlite":
+                upgrade_to_head(engine)  # the embedded default upgrades itself
+            current, heads = current_revisions(engine), head_revisions(engine)
     finally:
         engine.dispose()
     if current != heads:
@@ -170,12 +172,14 @@ def check_tenant(settings: Settings, tenant: TenantSettings) -> CheckResult:
 def check_sync(settings: Settings) -> CheckResult:
     """The worst stream of ``sync status`` (a frozen or lagging watermark is a warning, never ok)."""
     from connector.clock import SystemClock
+    from connector.db.deadline import within
     from connector.db.engine import create_db_engine
     from connector.sync.health import sync_verdict
 
-    engine = create_db_engine(settings.database_url)
+    engine = create_db_engine(settings.database_url, database=settings.database)
     try:
-        verdict, detail = sync_verdict(engine, settings, SystemClock().now())
+        with within(settings.database.read_timeout_s):
+            verdict, detail = sync_verdict(engine, settings, SystemClock().now())
     finally:
         engine.dispose()
     return CheckResult("sync", verdict, detail)

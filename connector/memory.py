@@ -43,6 +43,7 @@ from connector.conversations.importer import ImportReport
 from connector.conversations.models import TurnHit
 from connector.conversations.recall import RecallOptions
 from connector.customer_ids import CustomerIds
+from connector.db.deadline import bounded_read, bounded_read_async
 from connector.db.engine import engine_for
 from connector.embeddings.base import Embedder
 from connector.episodic.models import CaseHit, RecordedCase
@@ -405,6 +406,7 @@ class Memory:
         return recorded
 
     @translated
+    @bounded_read
     def recall_cases(
         self,
         customer_id: str,
@@ -426,6 +428,7 @@ class Memory:
         )  # fmt: skip
 
     @translated
+    @bounded_read
     def recall_conversations(
         self,
         customer_id: str,
@@ -539,6 +542,7 @@ class Memory:
         return fact
 
     @translated
+    @bounded_read
     def build_context(
         self,
         customer_id: str,
@@ -557,6 +561,7 @@ class Memory:
         )  # fmt: skip
 
     @translated_async
+    @bounded_read_async
     async def abuild_context(
         self,
         customer_id: str,
@@ -576,6 +581,7 @@ class Memory:
 
     @traced_memory(SEARCH_MEMORY, "erp_documents", "customer")
     @translated
+    @bounded_read
     def lookup_document(
         self,
         customer_id: str,
@@ -609,6 +615,7 @@ class Memory:
 
     @traced_memory(DELETE_MEMORY, None, "customer")
     @translated
+    @bounded_read
     def erp_history(
         self,
         customer_id: str,

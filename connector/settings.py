@@ -141,13 +141,17 @@ class DatabaseSettings(Section):
     url: SecretStr | None = None
     echo: bool = False
     batch_size: int = Field(default=1000, ge=1, le=50_000)
-    # Deadlines (connector.db.deadlines): how long SQLite waits for another writer's lock; how long
+    # Deadlines (connector.db.deadline): how long SQLite waits for another writer's lock; how long
     # PostgreSQL may take to connect and to run one statement (0: no limit), and how soon a
     # silent server's connection is declared dead (TCP keepalives and user timeout).
     busy_timeout_s: float = Field(default=10.0, gt=0, le=3600)
     connect_timeout_s: int = Field(default=5, ge=1, le=600)
     statement_timeout_s: float = Field(default=60.0, ge=0, le=86_400)
     dead_server_s: int = Field(default=10, ge=1, le=3600)
+    # PostgreSQL, kept by the client (a frozen server answers nothing): all the database work of
+    # one agent read (build_context, lookup_document, recall, history), of a CLI read command's
+    # calls and of ``doctor``'s check ends within this many seconds.
+    read_timeout_s: float = Field(default=5.0, gt=0, le=600)
 
     @field_validator("url")
     @classmethod

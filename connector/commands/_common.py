@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from connector.db.deadline import within
 from connector.db.engine import check_connection
 from connector.memory import Memory
 from connector.settings import load_settings
@@ -18,8 +20,15 @@ def memory_from_settings(*, check_database: bool = True) -> Memory:
     ``StoreError`` line before any work (an ERP login, a model load) starts."""
     memory = Memory(load_settings())
     if check_database:
-        check_connection(memory.engine)
+        with reads(memory):
+            check_connection(memory.engine)
     return memory
+
+
+def reads(memory: Memory) -> contextlib.AbstractContextManager[None]:
+    """A CLI read's database work ends within ``database.read_timeout_s`` (a hung server is one
+    ``StoreError`` line, not a wait without end)."""
+    return within(memory.settings.database.read_timeout_s)
 
 
 def _default(value: Any) -> Any:

@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime
 from typing import Any
 
-from connector.commands._common import memory_from_settings, to_json
+from connector.commands._common import memory_from_settings, reads, to_json
 from connector.errors import ConfigError, UnknownCustomerError
 
 
@@ -55,7 +55,8 @@ def _context(args: argparse.Namespace) -> int:
             party_kind=party_kind,
         )
     except UnknownCustomerError as exc:  # the operator (not an agent) gets "did you mean"
-        close = memory.context.suggestions(exc.customer_id, tenant=args.tenant, party_kind=party_kind)
+        with reads(memory):
+            close = memory.context.suggestions(exc.customer_id, tenant=args.tenant, party_kind=party_kind)
         raise UnknownCustomerError(exc.customer_id, close) from None
     if args.json:
         print(to_json(result.to_dict()))

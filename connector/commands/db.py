@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from connector.db.deadline import within
 from connector.db.engine import check_connection, create_db_engine, safe_url
 from connector.db.migrate import current_revisions, head_revisions, upgrade_to_head
 from connector.settings import load_settings
@@ -31,7 +32,9 @@ def _upgrade(args: argparse.Namespace) -> int:
 def _current(args: argparse.Namespace) -> int:
     settings = load_settings()
     engine = create_db_engine(settings.database_url, database=settings.database)
-    check_connection(engine)
-    print(f"applied: {', '.join(current_revisions(engine)) or 'none'}")
+    with within(settings.database.read_timeout_s):
+        check_connection(engine)
+        applied = current_revisions(engine)
+    print(f"applied: {', '.join(applied) or 'none'}")
     print(f"latest:  {', '.join(head_revisions(engine))}")
     return 0

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 from typing import Any
 
-from connector.commands._common import memory_from_settings, to_json
+from connector.commands._common import memory_from_settings, reads, to_json
 from connector.errors import ConfigError
 
 
@@ -87,7 +87,10 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    print(to_json(memory_from_settings().episodic.stats()))
+    memory = memory_from_settings()
+    with reads(memory):
+        stats = memory.episodic.stats()
+    print(to_json(stats))
     return 0
 
 
@@ -98,8 +101,10 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
-    hits = memory_from_settings().episodic.recall(
-        args.customer, args.query, k=args.k, tenant=args.tenant, include_archived=args.include_archived
-    )
+    memory = memory_from_settings()
+    with reads(memory):
+        hits = memory.episodic.recall(
+            args.customer, args.query, k=args.k, tenant=args.tenant, include_archived=args.include_archived
+        )
     print(to_json([hit for hit in hits]))
     return 0

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from connector.commands._common import memory_from_settings
+from connector.commands._common import memory_from_settings, reads
 from connector.errors import AlreadyRunning
 from connector.sync.logjson import configure_json_logging, use_json_logs
 from connector.sync.progress import reporter_for
@@ -95,14 +95,15 @@ def _sync(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     memory = memory_from_settings()
     settings = memory.settings
-    statuses = sync_status(
-        memory.engine,
-        now=memory.clock.now(),
-        expected_lag=timedelta(minutes=settings.sync.expected_lag_minutes),
-        tenant=args.status_tenant,
-        clock_skew_tolerance=timedelta(seconds=settings.sync.clock_skew_tolerance_s),
-        lookback=timedelta(seconds=settings.sync.lookback_seconds),
-    )
+    with reads(memory):
+        statuses = sync_status(
+            memory.engine,
+            now=memory.clock.now(),
+            expected_lag=timedelta(minutes=settings.sync.expected_lag_minutes),
+            tenant=args.status_tenant,
+            clock_skew_tolerance=timedelta(seconds=settings.sync.clock_skew_tolerance_s),
+            lookback=timedelta(seconds=settings.sync.lookback_seconds),
+        )
     if args.json or not sys.stdout.isatty():
         print(json.dumps([s.as_dict() for s in statuses], default=str, indent=2))
     else:

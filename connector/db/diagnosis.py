@@ -15,6 +15,8 @@ from typing import Literal
 
 from sqlalchemy.exc import DBAPIError
 
+from connector.db.deadline import is_deadline
+
 Backend = Literal["sqlite", "postgresql", "other"]
 
 _SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full"
@@ -69,6 +71,8 @@ def cause(exc: BaseException) -> str | None:
     code = getattr(orig, "sqlite_errorcode", None)
     if code == _SQLITE_READONLY:
         return "the database file is read-only"
+    if is_deadline(orig):
+        return "the server is not answering"
     state = getattr(orig, "sqlstate", None)
     if state == _PG_OUT_OF_MEMORY:
         return "the database server is out of memory"

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from connector.db.deadline import unscoped_limit
 from connector.errors import StoreError
 from connector.settings import DatabaseSettings, Settings
 
@@ -88,10 +89,24 @@ def create_db_engine(url: str, *, echo: bool = False, database: DatabaseSettings
         )
         sa.event.listen(engine, "connect", _sqlite_pragmas(int(conf.busy_timeout_s * 1000)))
         return engine
-    return sa.create_engine(
+    engine = sa.create_engine(
         url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5, json_serializer=_pg_json,
         connect_args=postgres_deadlines(conf),
     )  # fmt: skip
+    sa.event.listen(engine, "do_connect", _deadline_connect(conf))
+    return engine
+
+
+def _deadline_connect(conf: DatabaseSettings) -> Any:
+    """``do_connect``: connections whose waits have client-side deadlines (connector.db.deadline)."""
+    per_wait = unscoped_limit(conf.statement_timeout_s, conf.dead_server_s)
+
+    def connect(_dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
+        from connector.db.pg_deadline import connect as deadline_connect
+
+        return deadline_connect(per_wait, conf.connect_timeout_s, cargs, cparams)
+
+    return connect
 
 
 def _pg_json(value: Any) -> str:
