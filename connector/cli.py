@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from connector import telemetry
 from connector.commands import (
+    audit,
     console,
     context,
     conversations,
@@ -43,7 +44,7 @@ from connector.settings import Settings, TelemetrySettings, load_settings
 # Each provides register(subparsers); this order is the order of `connector --help`.
 COMMAND_MODULES = (
     demo, db, doctor, fake_erp, sync, schedule, episodic, conversations, maintenance, context, history,
-    forget, mcp, console,
+    forget, audit, mcp, console,
 )  # fmt: skip
 
 EXIT_OK = 0

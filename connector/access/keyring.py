@@ -94,8 +94,8 @@ class Keyring:
             raise ConfigError(self.problems[0])
         if not self.usable:
             raise ConfigError(
-                f"serving over HTTP needs a token of at least {MIN_SECRET_LENGTH} characters: set "
-                f"${self._legacy_env} or configure access.tokens (or --no-auth on a loopback address)"
+                f"mcp over HTTP needs a bearer token of at least {MIN_SECRET_LENGTH} characters in "
+                f"${self._legacy_env} or in access.tokens (or --no-auth on a loopback address)"
             )
 
 

@@ -2,7 +2,9 @@
 
 The server is a tool surface for agents that may be driven by anyone's prompt, so it narrows the
 library's scope further: only the tenants ``mcp.tenants`` names (default: every configured one) and,
-when ``mcp.customers`` is set, only those customer ids. Refusals and library errors become one
+when ``mcp.customers`` is set, only those customer ids; each caller's token narrows it again
+(:meth:`ServedScope.narrowed`), with the same refusal as for a tenant or customer not served at
+all, so nothing confirms that something outside a token's scope exists. Refusals and library errors become one
 line of text that names nothing the caller did not send (no other customer's id, no traceback).
 """
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from connector.access import Principal
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.ids import canonical_id
 from connector.redact import redact
@@ -44,6 +47,24 @@ class ServedScope:
             customers=frozenset(canonical_id(c) for c in allowed) if allowed is not None else None,
             default_tenant=default if default in served else sorted(served)[0],
         )
+
+    def narrowed(self, principal: Principal) -> ServedScope:
+        """What this server serves to ``principal``: its tenants and customers within the server's.
+        A call naming no tenant gets the server's default when the caller may use it, else the
+        caller's first tenant."""
+        if principal.tenants is None and principal.customers is None:
+            return self
+        tenants = self.tenants if principal.tenants is None else self.tenants & principal.tenants
+        if principal.customers is None:
+            customers = self.customers
+        elif self.customers is None:
+            customers = principal.customers
+        else:
+            customers = self.customers & principal.customers
+        default = self.default_tenant
+        if tenants and default not in tenants:
+            default = sorted(tenants)[0]
+        return ServedScope(tenants=tenants, customers=customers, default_tenant=default)
 
     def tenant(self, tenant: str | None) -> str:
         name = self.default_tenant if tenant is None else require_id(tenant, "tenant")

@@ -1,14 +1,16 @@
 """``connector mcp``: the memories as a Model Context Protocol server (stdio or streamable HTTP).
 
 Built on the official ``mcp`` SDK's ``MCPServer``. Over HTTP every request must carry
-``Authorization: Bearer <token>`` (the token is read from the environment variable that
-``mcp.token_env`` names, compared in constant time), unless the server is bound to loopback and
+``Authorization: Bearer <secret>`` of a configured token (``access.tokens``, or the single
+``mcp.token_env`` one; see :mod:`connector.access`), unless the server is bound to loopback and
 started with ``--no-auth``; request bodies above ``mcp.max_request_bytes`` get a 413 from the SDK.
+Each tool call runs as the token's principal: its role must cover the tool (``TOOL_ROLES``), its
+scope narrows the served one, and the call is in the audit trail. Over stdio the caller is the
+local user (``cli``), as for the command line.
 """
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import logging
 import socket
@@ -25,11 +27,16 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import AnyUrl, ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from connector.errors import ConfigError
+from connector.access import CLI, LOOPBACK, Keyring, Principal, acting_as, bearer_secret
+from connector.audit import record_quietly
+from connector.errors import ConfigError, ConnectorError
+from connector.ids import canonical_id
 from connector.mcp_server.guard import ServedScope, invalid_arguments
-from connector.mcp_server.tools import MemoryTools
+from connector.mcp_server.tools import TOOL_ROLES, MemoryTools
 from connector.memory import Memory
-from connector.settings import environment_value
+
+#: Where the HTTP guard leaves the request's principal, in the ASGI scope the SDK's request keeps.
+PRINCIPAL_KEY = "connector.principal"
 
 INSTRUCTIONS = (
     "Memory for agents on ERP workflows (Acumatica, SAP). Call get_context before answering about a "
@@ -53,47 +60,124 @@ def package_version() -> str:
         return "0+unknown"
 
 
+def principal_of(context: Context[Any, Any] | None, default: Principal | None) -> Principal | None:
+    """The caller of a request: what the HTTP guard found for its token, else ``default`` (stdio:
+    ``cli``; HTTP with --no-auth: ``loopback``; HTTP with tokens: None, refused)."""
+    try:
+        request = context.request_context.request if context is not None else None
+    except ValueError:  # no request (a call from inside the process)
+        request = None
+    scope = getattr(request, "scope", None)
+    found = scope.get(PRINCIPAL_KEY) if isinstance(scope, dict) else None
+    return found if isinstance(found, Principal) else default
+
+
 class MemoryServer(MCPServer[Any]):
-    """The SDK's server, with arguments that fail a tool's schema refused in one line, and a
-    missing resource answered with the code of the protocol version the client negotiated.
+    """The SDK's server, with each call run as its caller (role checked, scope narrowed, audited),
+    arguments that fail a tool's schema refused in one line, and a missing resource answered
+    with the code of the protocol version the client negotiated.
 
     The SDK returns pydantic's report: several lines, the rejected values and a documentation
     link. An agent gets the fields and what each needs instead, like the library's own errors.
     """
 
+    def __init__(self, *args: Any, memory: Memory, default_principal: Principal | None, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.memory = memory
+        self.served = ServedScope.from_settings(memory.settings)
+        self.default_principal = default_principal
+
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        principal = principal_of(context, self.default_principal)
+        if principal is None:
+            raise ResourceNotFoundError(f"Unknown resource: {uri}")
         try:
-            return await super().read_resource(uri, context)
+            with acting_as(principal):
+                found = await super().read_resource(uri, context)
         except ResourceNotFoundError as exc:
+            self._audit(principal, "mcp.resource", None, "refused")
             negotiated = context.protocol_version if context is not None else None
             if negotiated is not None and negotiated < RESOURCE_NOT_FOUND_INVALID_PARAMS_SINCE:
                 raise MCPError(code=RESOURCE_NOT_FOUND, message=str(exc), data={"uri": str(uri)}) from None
             raise
+        self._audit(principal, "mcp.resource", _resource_scope(str(uri)), "ok")
+        return found
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        try:
+        needed = TOOL_ROLES.get(name)
+        principal = principal_of(context, self.default_principal)
+        if needed is None:  # not one of ours: the SDK's "unknown tool"
             return await super().call_tool(name, arguments, context)
+        action = f"mcp.{name}"
+        if principal is None:
+            raise ToolError(f"Error executing tool {name}: missing or wrong bearer token")
+        scope = self._call_scope(principal, arguments)
+        if not principal.can(needed):
+            self._audit(principal, action, scope, "refused")
+            raise ToolError(f"Error executing tool {name}: {name} needs a token with the {needed} role")
+        try:
+            with acting_as(principal):
+                result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            refused = scope is not None and not self.served.narrowed(principal).allows(
+                scope[0], canonical_id(scope[1])
+            )
+            self._audit(principal, action, scope, "refused" if refused else "error")
             cause = exc.__cause__
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
                 raise
             raise ToolError(f"Error executing tool {name}: {invalid_arguments(cause)}") from cause
+        if needed == "read":  # a write is recorded by the write itself (as the same caller)
+            self._audit(principal, action, scope, "ok")
+        return result
+
+    def _call_scope(self, principal: Principal, arguments: dict[str, Any]) -> tuple[str, str] | None:
+        """The (tenant, customer) a call names, as the audit trail keeps it, or None."""
+        customer = arguments.get("customer_id")
+        tenant = arguments.get("tenant")
+        if not isinstance(customer, str) or not isinstance(tenant, str | None):
+            return None
+        if tenant is None:
+            tenant = self.served.narrowed(principal).default_tenant
+        return tenant, customer
+
+    def _audit(self, principal: Principal, action: str, scope: tuple[str, str] | None, outcome: str) -> None:
+        if not self.memory.settings.audit.enabled:
+            return
+        tenant, customer = scope if scope is not None else (None, None)
+        try:
+            engine = self.memory.engine
+        except ConnectorError:  # no store: the call itself says so
+            return
+        now = self.memory.clock.now()
+        record_quietly(engine, principal.name, action, tenant, customer, outcome=outcome, at=now)
 
 
-def build_server(memory: Memory) -> MCPServer[Any]:
-    """An MCP server over ``memory``, serving the tenants and customers its settings allow."""
-    server: MCPServer[Any] = MemoryServer(
+def _resource_scope(uri: str) -> tuple[str, str] | None:
+    """The (tenant, customer) of a ``customer://{tenant}/{customer_id}`` URI."""
+    tenant, _, customer = uri.removeprefix("customer://").partition("/")
+    return (tenant, customer) if uri.startswith("customer://") and customer else None
+
+
+def build_server(memory: Memory, *, default_principal: Principal | None = CLI) -> MCPServer[Any]:
+    """An MCP server over ``memory``, serving the tenants and customers its settings allow.
+
+    ``default_principal`` is who a request without a token's principal runs as: ``cli`` (stdio,
+    the local user), ``loopback`` (HTTP with --no-auth) or None (HTTP with tokens: refused)."""
+    server = MemoryServer(
         "erp-memory-connector",
         version=package_version(),
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         warn_on_duplicate_tools=True,
+        memory=memory,
+        default_principal=default_principal,
     )
-    MemoryTools(memory, ServedScope.from_settings(memory.settings)).register(server)
+    MemoryTools(memory, server.served).register(server)
     # No prompts: the SDK registers the prompt methods of every server, so it would advertise the
     # capability; without the methods, prompts/list is "method not found", as the spec has it.
     for method in ("prompts/list", "prompts/get"):
@@ -113,33 +197,31 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def bearer_token(memory: Memory, *, host: str, no_auth: bool) -> str | None:
-    """The token HTTP clients must send, or None for ``--no-auth`` on loopback."""
+def bearer_tokens(memory: Memory, *, host: str, no_auth: bool) -> Keyring | None:
+    """The tokens HTTP clients may send, or None for ``--no-auth`` on loopback; ConfigError when
+    no token can sign in or a configured one lacks its secret (naming its variable, not a value)."""
     if no_auth:
         if not is_loopback(host):
             raise ConfigError(f"--no-auth is only allowed on a loopback address, not {host!r}")
         return None
-    variable = memory.settings.mcp.token_env
-    token = environment_value(variable)
-    if not token or len(token) < 16:
-        raise ConfigError(
-            f"mcp over HTTP needs a bearer token of at least 16 characters in ${variable} "
-            "(or --no-auth on a loopback address)"
-        )
-    return token
+    keyring = Keyring.from_settings(memory.settings)
+    keyring.require_usable()
+    return keyring
 
 
 class BearerAuth:
-    """ASGI middleware: 401 unless the request carries the expected bearer token."""
+    """ASGI middleware: 401 unless the request carries the secret of a configured, unrevoked
+    token; the token's principal is left in the request's scope for the tools."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, keyring: Keyring) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self.keyring = keyring
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            sent = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(sent, self._expected):
+            principal = self.keyring.authenticate(bearer_secret(dict(scope["headers"]).get(b"authorization")))
+            scope[PRINCIPAL_KEY] = principal
+            if principal is None:
                 await send(
                     {
                         "type": "http.response.start",
@@ -176,12 +258,13 @@ def run_http(memory: Memory, *, host: str, port: int, no_auth: bool) -> None:
     import anyio
     import uvicorn
 
-    token = bearer_token(memory, host=host, no_auth=no_auth)
-    app: ASGIApp = build_server(memory).streamable_http_app(
+    keyring = bearer_tokens(memory, host=host, no_auth=no_auth)
+    default = LOOPBACK if keyring is None else None
+    app: ASGIApp = build_server(memory, default_principal=default).streamable_http_app(
         max_request_body_size=memory.settings.mcp.max_request_bytes, host=host
     )
-    if token is not None:
-        app = BearerAuth(app, token)
+    if keyring is not None:
+        app = BearerAuth(app, keyring)
     sock = listening_socket(host, port)
     shown = f"[{host}]" if ":" in host else host
     config = uvicorn.Config(app, log_level="warning", access_log=False)

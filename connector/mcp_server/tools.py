@@ -1,9 +1,11 @@
 """The MCP tools: the library's agent-facing calls, each with a schema and a description for a model.
 
 Each tool is a thin call into :class:`~connector.memory.Memory`'s public shortcuts behind the
-server's :class:`~connector.mcp_server.guard.ServedScope`. A failure is raised as the SDK's
-``ToolError`` carrying :func:`~connector.mcp_server.guard.agent_message`, which the SDK returns as
-a tool result with ``isError`` set; tracebacks stay in the server's log.
+server's :class:`~connector.mcp_server.guard.ServedScope`, narrowed to the calling token's scope.
+Which role each tool needs is :data:`TOOL_ROLES` (the server checks it before the call). A
+failure is raised as the SDK's ``ToolError`` carrying
+:func:`~connector.mcp_server.guard.agent_message`, which the SDK returns as a tool result with
+``isError`` set; tracebacks stay in the server's log.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AwareDatetime, Field, JsonValue
 
+from connector.access import Role, current_principal
 from connector.context.quote import one_line
 from connector.errors import ConnectorError, ScopeError, UnknownCustomerError
 from connector.ids import MAX_ID_LENGTH
@@ -141,12 +144,31 @@ The ERP's facts about one customer as of the last sync (account, terms, contacts
 rendered as the context's ERP sections."""
 
 
+#: The role a token needs for each tool: reading needs ``read``, every write ``write``.
+TOOL_ROLES: dict[str, Role] = {
+    "get_context": "read",
+    "recall_cases": "read",
+    "recall_conversations": "read",
+    "lookup_document": "read",
+    "erp_history": "read",
+    "record_turn": "write",
+    "pin": "write",
+    "record_case": "write",
+    "learn": "write",
+}
+
+
 class MemoryTools:
     """The tool and resource handlers of one server, bound to a Memory and a served scope."""
 
     def __init__(self, memory: Memory, served: ServedScope) -> None:
         self.memory = memory
-        self.served = served
+        self.server_scope = served
+
+    @property
+    def served(self) -> ServedScope:
+        """The server's scope narrowed to the running call's token (the whole of it for stdio)."""
+        return self.server_scope.narrowed(current_principal())
 
     def register(self, server: MCPServer[Any]) -> None:
         read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
