@@ -3,7 +3,7 @@
 
 Every page is checked against the stores it shows, for errors in the browser's console and for a
 label on every form field; the erase flow runs end to end. A name or id with markup shows as text
-and runs nothing. ``CONNECTOR_CONSOLE_SCREENSHOTS=DIR`` saves a PNG of each page there (the docs'
+and runs nothing. ``CONSOLE_SCREENSHOTS=DIR`` saves a PNG of each page there (the docs'
 screenshots are made so).
 """
 
@@ -116,7 +116,7 @@ def _check(browser: WebDriver, shot: str | None) -> None:
         field_id = field.get_attribute("id")
         assert field_id, field.get_attribute("outerHTML")
         assert browser.find_elements(By.CSS_SELECTOR, f'label[for="{field_id}"]'), field_id
-    folder = os.environ.get("CONNECTOR_CONSOLE_SCREENSHOTS")
+    folder = os.environ.get("CONSOLE_SCREENSHOTS")
     if shot and folder:
         height = browser.execute_script("return document.body.scrollHeight")
         browser.set_window_size(1400, min(max(height + 40, 600), 2400))

@@ -151,7 +151,12 @@ def test_the_sign_in_form_keeps_the_token_in_an_http_only_cookie(memory: Memory)
     assert signed.status_code == 303 and signed.headers["location"] == "/customers"
     assert "httponly" in signed.headers["set-cookie"].lower()
     assert "samesite=strict" in signed.headers["set-cookie"].lower()
-    assert "c1-reader" in app.get("/customers").text
+    page = app.get("/customers").text
+    assert "c1-reader" in page
+    csrf = re.search(r'name="csrf" value="(\w+)"', page)
+    assert csrf is not None
+    app.post("/logout", data={"csrf": csrf.group(1)})
+    assert app.get("/customers").status_code == 401
     assert app.post("/login", data={"token": "wrong" * 4}).status_code == 401
 
 

@@ -66,27 +66,25 @@ def stream_rows(
     return rows
 
 
+# One stream's latest runs: a range of the (tenant, stream, started_at) index, read backwards.
+_TENANT: Any = sa.bindparam("tenant")
+_STREAM: Any = sa.bindparam("stream")
+_RECENT = (
+    sa.select(run_t)
+    .where(run_t.c.tenant == _TENANT, run_t.c.stream == _STREAM)
+    .order_by(run_t.c.started_at.desc(), run_t.c.id.desc())
+    .limit(CHART_RUNS)
+)
+
+
 def _recent_runs(engine: Engine, keys: set[tuple[str, str]]) -> dict[tuple[str, str], list[Any]]:
-    """The last :data:`CHART_RUNS` runs of each stream, oldest first, in one windowed query."""
-    ranked = sa.select(
-        run_t,
-        sa.func.row_number()
-        .over(
-            partition_by=(run_t.c.tenant, run_t.c.stream),
-            order_by=(run_t.c.started_at.desc(), run_t.c.id.desc()),
-        )
-        .label("recent"),
-    ).subquery()
+    """The last :data:`CHART_RUNS` runs of each stream, oldest first: per stream a short index
+    range (a window over every run would sort them all, and runs are never few)."""
     out: dict[tuple[str, str], list[Any]] = defaultdict(list)
     with read_connection(engine) as conn:
-        rows = conn.execute(
-            sa.select(ranked)
-            .where(ranked.c.recent <= CHART_RUNS)
-            .order_by(ranked.c.tenant, ranked.c.stream, ranked.c.started_at, ranked.c.id)
-        ).all()
-    for row in rows:
-        if (row.tenant, row.stream) in keys:
-            out[(row.tenant, row.stream)].append(row)
+        for tenant, stream in sorted(keys):
+            rows = conn.execute(_RECENT, {"tenant": tenant, "stream": stream}).all()
+            out[(tenant, stream)] = list(reversed(rows))
     return out
 
 
