@@ -14,9 +14,10 @@ from starlette.testclient import TestClient
 
 from connector.audit import list_events
 from connector.clock import FrozenClock
-from connector.console import build_app
+from connector.console import build_app, serve
 from connector.episodic.tables import ENTRIES
 from connector.erp.records import DocumentRecord, PartyRecord
+from connector.errors import ConfigError
 from connector.memory import Memory
 from connector.semantic.upsert import upsert_records
 from connector.settings import AccessSettings, Settings, TokenSettings
@@ -133,6 +134,8 @@ def test_a_scoped_token_sees_only_its_customers_and_others_read_as_unknown(memor
     found = reader.get("/customers", params={"q": "acme"}).text
     assert "Acme Bar Supplies" in found and "Acme South" not in found
     assert reader.get("/erase", params={"tenant": NORTH, "customer": "C1"}).status_code == 403
+    playground = reader.get("/context", params={"tenant": SOUTH, "customer": "C1", "query": "balance?"})
+    assert playground.status_code == 404  # refused before anything is built
     assert client(memory, "x" * 20).get("/sync").status_code == 401
     events = {
         (e.action, e.tenant, e.customer_id, e.outcome) for e in list_events(memory.engine, who="c1-reader")
@@ -184,3 +187,8 @@ def test_erase_needs_the_typed_id_and_reports_what_each_store_removed(memory: Me
     assert not memory.facts.top("C1", tenant=NORTH)
     after = ops.get("/customer", params={"tenant": NORTH, "id": "C1"}).text
     assert 'class="badge erased"' in after
+
+
+def test_off_loopback_the_console_refuses_to_start_without_a_usable_token(settings: Settings) -> None:
+    with Memory(settings, llm=None) as memory, pytest.raises(ConfigError, match="token"):
+        serve(memory, host="0.0.0.0", port=0)

@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
 
 
 def _console(args: argparse.Namespace) -> int:
-    from connector.console.serve import serve
+    from connector.console.server import serve
 
     memory = memory_from_settings()
     with memory:

@@ -14,10 +14,10 @@ from connector.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from connector.console.app import build_app
-    from connector.console.serve import serve
+    from connector.console.server import serve
 
 __all__ = ["build_app", "serve"]
 
 __getattr__ = lazy_attributes(
-    __name__, {"build_app": "connector.console.app", "serve": "connector.console.serve"}
+    __name__, {"build_app": "connector.console.app", "serve": "connector.console.server"}
 )
