@@ -451,11 +451,13 @@ def erp_changes_rounds(
         pairs.append((got[True], got[False]))
     delta = [a["p95_ms"] - b["p95_ms"] for a, b in pairs]
     cpu_delta = [a["cpu_p95_ms"] - b["cpu_p95_ms"] for a, b in pairs]
+    cpu_p50_delta = [a["cpu_p50_ms"] - b["cpu_p50_ms"] for a, b in pairs]
     return {
         "rounds": rounds,
         "p95_delta_ms": [round(d, 2) for d in delta],
         "p95_delta_ms_median": round(statistics.median(delta), 2),
         "cpu_p95_delta_ms_median": round(statistics.median(cpu_delta), 2),
+        "cpu_p50_delta_ms_median": round(statistics.median(cpu_p50_delta), 2),
         "on_p95_ms_median": round(statistics.median(a["p95_ms"] for a, _ in pairs), 2),
         "off_p95_ms_median": round(statistics.median(b["p95_ms"] for _, b in pairs), 2),
         "load_1m": [round(min(loads), 1), round(max(loads), 1)],
