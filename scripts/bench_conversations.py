@@ -12,7 +12,7 @@ figures) and session-level recall@5 (an evidence session among the top 5 hits' s
 short-history variant imports only each question's evidence sessions (~22 turns) under another
 customer and asks again.
 
-Cost (``--histories 500,2000,10000``): one customer per size holding that many turns (the dev
+Cost (``--histories 100,500,1000,10000``): one customer per size holding that many turns (the dev
 split's distinct sessions, imported as above; texts already embedded are not embedded again: the
 embedder is memoised for the build only), then the dev questions are asked of every size in turn,
 interleaved, with the default options (neighbours 2+2, k=3), query embedding included, the
@@ -325,7 +325,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="first N questions only (0: all)")
     parser.add_argument("--per-type", type=int, default=0, help="first N questions of each type (0: all)")
     parser.add_argument(
-        "--histories", default="500,2000,10000", help="turns per customer for the cost run ('' skips)"
+        "--histories", default="100,500,1000,10000", help="turns per customer for the cost run ('' skips)"
     )
     parser.add_argument("--rounds", type=int, default=2, help="passes over the questions in the cost run")
     parser.add_argument("--skip-quality", action="store_true")
