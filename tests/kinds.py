@@ -51,6 +51,7 @@ MODEL_MODULES = {
     "test_conversations_import",
     "test_conversation_scale",
     "test_conversation_held_terms",
+    "test_conversation_import_batches",
     "test_demo",
     "test_doctor",
     "test_embeddings_minilm",

@@ -80,31 +80,61 @@ def _insert(conn: sa.Connection, table: sa.Table) -> Any:
     return postgresql.insert(table) if conn.dialect.name == "postgresql" else sqlite.insert(table)
 
 
-def _pending(conv: ConversationMemory, sid: str) -> _Pending | None:
+_PROGRESS = (
+    sa.select(
+        work_session_t.c.session_id,
+        work_session_t.c.tenant,
+        work_session_t.c.customer_id,
+        work_session_t.c.last_seq,
+        sa.func.coalesce(SESSIONS.c.indexed_upto_seq, 0),
+    )
+    .select_from(work_session_t.outerjoin(SESSIONS, SESSIONS.c.session_id == work_session_t.c.session_id))
+    .where(work_session_t.c.session_id.in_(sa.bindparam("sessions", expanding=True)))
+)
+# The first BATCH turns after each session's progress, for several sessions in one statement.
+_NEXT = (
+    sa.select(
+        work_turn_t.c.session_id,
+        work_turn_t.c.seq,
+        work_turn_t.c.role,
+        work_turn_t.c.content,
+        work_turn_t.c.created_at,
+        sa.func.row_number()
+        .over(partition_by=work_turn_t.c.session_id, order_by=work_turn_t.c.seq)
+        .label("n"),
+    )
+    .select_from(work_turn_t.outerjoin(SESSIONS, SESSIONS.c.session_id == work_turn_t.c.session_id))
+    .where(
+        work_turn_t.c.session_id.in_(sa.bindparam("sessions", expanding=True)),
+        work_turn_t.c.seq > sa.func.coalesce(SESSIONS.c.indexed_upto_seq, 0),
+    )
+    .subquery()
+)
+_NEXT_TURNS = (
+    sa.select(_NEXT.c.session_id, _NEXT.c.seq, _NEXT.c.role, _NEXT.c.content, _NEXT.c.created_at)
+    .where(_NEXT.c.n <= BATCH)
+    .order_by(_NEXT.c.session_id, _NEXT.c.seq)
+)
+
+
+def _pending_of(conv: ConversationMemory, sids: Sequence[str]) -> dict[str, _Pending]:
+    """Each session's turns not indexed yet (at most ``BATCH``), read for many sessions at once
+    (an import's group was four statements per session); a session that is gone, or whose
+    customer was erased, is left out."""
+    found: dict[str, _Pending] = {}
     with conv.engine.connect() as conn:
-        session = conn.execute(
-            sa.select(work_session_t.c.tenant, work_session_t.c.customer_id, work_session_t.c.last_seq).where(
-                work_session_t.c.session_id == sid
-            )
-        ).one_or_none()
-        if session is None:
-            return None
-        scope = Scope(session.tenant, session.customer_id)
-        if conv.erasures.is_erased(scope, conn):
-            return None
-        upto = conn.execute(
-            sa.select(SESSIONS.c.indexed_upto_seq).where(SESSIONS.c.session_id == sid)
-        ).scalar_one_or_none()
-        upto = int(upto or 0)
-        if int(session.last_seq) <= upto:
-            return _Pending(scope, upto, [])
-        turns = conn.execute(
-            sa.select(work_turn_t.c.seq, work_turn_t.c.role, work_turn_t.c.content, work_turn_t.c.created_at)
-            .where(work_turn_t.c.session_id == sid, work_turn_t.c.seq > upto)
-            .order_by(work_turn_t.c.seq)
-            .limit(BATCH)
-        ).all()
-    return _Pending(scope, upto, list(turns))
+        for chunk in chunks(list(sids), _CHUNK):
+            progress = conn.execute(_PROGRESS, {"sessions": chunk}).all()
+            scopes = {row[0]: Scope(row[1], row[2]) for row in progress}
+            erased = set(conv.erasures.erased_among(scopes.values(), conn))
+            behind = [row for row in progress if scopes[row[0]] not in erased]
+            for sid, _, _, _, upto in behind:
+                found[sid] = _Pending(scopes[sid], int(upto), [])
+            wanted = [row[0] for row in behind if int(row[3]) > int(row[4])]
+            if wanted:
+                for turn in conn.execute(_NEXT_TURNS, {"sessions": wanted}).all():
+                    found[turn[0]].turns.append(turn)
+    return {sid: found[sid] for sid in sids if sid in found}
 
 
 def indexed_text(role: str, content: str) -> str | None:
@@ -127,7 +157,7 @@ def index_sessions(conv: ConversationMemory, sids: Sequence[str]) -> int:
     total = 0
     todo = list(dict.fromkeys(sids))
     while todo:
-        pendings = [(sid, p) for sid in todo if (p := _pending(conv, sid)) is not None and p.turns]
+        pendings = [(sid, p) for sid, p in _pending_of(conv, todo).items() if p.turns]
         if not pendings:
             break
         total += _index_batches(conv, pendings)
