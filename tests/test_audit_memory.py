@@ -1,9 +1,10 @@
 """The library's writes leave audit events under the caller's name, without their content, and
-``forget`` leaves the erased customer in no event."""
+``forget`` leaves the erased customer in no event (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 
 from connector.access import Principal, acting_as
 from connector.audit import audit_t, list_events
@@ -13,8 +14,10 @@ from connector.settings import Settings
 AGENT = Principal(name="support-agent", role="write", tenants=None, customers=None)
 
 
-def test_writes_are_recorded_with_who_what_and_scope_but_no_content(settings: Settings) -> None:
-    with Memory(settings, llm=None) as memory:
+def test_writes_are_recorded_with_who_what_and_scope_but_no_content(
+    settings: Settings, engine: Engine
+) -> None:
+    with Memory(settings, engine=engine, llm=None) as memory:
         tenant = memory.tenant_name(None)
         memory.record_turn("s-1", "C001", "user", "my card number is 4111")
         with acting_as(AGENT):
@@ -31,8 +34,8 @@ def test_writes_are_recorded_with_who_what_and_scope_but_no_content(settings: Se
     assert "4111" not in stored and "EUR" not in stored and "e-mail" not in stored
 
 
-def test_forget_leaves_only_a_tombstone_without_the_customer(settings: Settings) -> None:
-    with Memory(settings, llm=None) as memory:
+def test_forget_leaves_only_a_tombstone_without_the_customer(settings: Settings, engine: Engine) -> None:
+    with Memory(settings, engine=engine, llm=None) as memory:
         memory.record_turn("s-1", "C001", "user", "hello")
         memory.record_turn("s-2", "C002", "user", "hello")
         with acting_as(AGENT):
