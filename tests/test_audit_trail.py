@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 
 from connector.access import Principal, acting_as
 from connector.audit import ERASE, audit_t, forget_customer, list_events, record, record_quietly
+from connector.audit.deferred import DeferredRecorder
 from connector.audit.part import AuditTrail
 from connector.clock import FrozenClock
 from connector.settings import AuditSettings
@@ -102,3 +103,24 @@ def test_an_event_that_cannot_be_stored_is_a_warning_not_a_failed_write(
     with caplog.at_level(logging.WARNING, logger="connector.audit"):
         assert record_quietly(sqlite_engine, "cli", "fact.learn", "north", "SECRETCUST") is False
     assert "fact.learn" in caplog.text and "north" in caplog.text and "SECRETCUST" not in caplog.text
+
+
+def test_deferred_events_are_written_by_the_worker_and_flushed_on_close(engine: Engine) -> None:
+    recorder = DeferredRecorder()
+    for n in range(25):
+        recorder.submit(engine, "dashboard", "mcp.get_context", "north", f"C{n:03d}", outcome="ok", at=T0)
+    recorder.close()
+    assert len(list_events(engine, limit=100)) == 25
+
+
+def test_deferred_events_beyond_the_limit_are_dropped_with_a_warning(
+    sqlite_engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    recorder = DeferredRecorder(limit=1)
+    recorder._start = lambda: None  # type: ignore[method-assign]  # no worker: the queue stays full
+    with caplog.at_level(logging.WARNING, logger="connector.audit"):
+        for _ in range(3):
+            recorder.submit(
+                sqlite_engine, "cli", "mcp.get_context", "north", "SECRETCUST", outcome="ok", at=T0
+            )
+    assert recorder.dropped == 2 and "dropped" in caplog.text and "SECRETCUST" not in caplog.text

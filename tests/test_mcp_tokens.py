@@ -31,7 +31,7 @@ from test_erp_history import customer
 from connector.access import Keyring
 from connector.audit import list_events
 from connector.clock import FrozenClock
-from connector.mcp_server.server import BearerAuth, build_server
+from connector.mcp_server.server import BearerAuth, MemoryServer, build_server
 from connector.memory import Memory
 from connector.settings import AccessSettings, ContextSettings, Settings, TenantSettings, TokenSettings
 
@@ -82,11 +82,13 @@ def memory(sqlite_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[M
 
 
 @pytest.fixture
-def url(memory: Memory) -> Iterator[str]:
-    app = BearerAuth(
-        build_server(memory, default_principal=None).streamable_http_app(host="127.0.0.1"),
-        Keyring.from_settings(memory.settings),
-    )
+def served(memory: Memory) -> MemoryServer:
+    return build_server(memory, default_principal=None)
+
+
+@pytest.fixture
+def url(memory: Memory, served: MemoryServer) -> Iterator[str]:
+    app = BearerAuth(served.streamable_http_app(host="127.0.0.1"), Keyring.from_settings(memory.settings))
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -116,7 +118,9 @@ def text(result: CallToolResult) -> str:
     return block.text
 
 
-def test_a_read_token_reads_its_tenant_and_may_not_write(url: str, memory: Memory) -> None:
+def test_a_read_token_reads_its_tenant_and_may_not_write(
+    url: str, memory: Memory, served: MemoryServer
+) -> None:
     reader = SECRETS["READER_SECRET"]
     got = call(url, reader, "get_context", {"customer_id": "C002", "query": "status?"})
     assert not got.is_error and "C002" in text(got)
@@ -125,6 +129,7 @@ def test_a_read_token_reads_its_tenant_and_may_not_write(url: str, memory: Memor
     )
     assert refused.is_error and text(refused).endswith("record_turn needs a token with the write role")
     assert "\n" not in text(refused)
+    served.recorder.flush()  # reads and refusals are written off the call's path
     events = list_events(memory.engine, who="dashboard")
     assert [(e.action, e.tenant, e.customer_id, e.outcome) for e in events] == [
         ("mcp.record_turn", "north", "C002", "refused"),
@@ -132,7 +137,9 @@ def test_a_read_token_reads_its_tenant_and_may_not_write(url: str, memory: Memor
     ]
 
 
-def test_outside_its_scope_a_customer_or_tenant_reads_as_not_served(url: str, memory: Memory) -> None:
+def test_outside_its_scope_a_customer_or_tenant_reads_as_not_served(
+    url: str, memory: Memory, served: MemoryServer
+) -> None:
     agent = SECRETS["AGENT_SECRET"]
     turn = {"session_id": "s-1", "customer_id": "C001", "role": "user", "content": "card 4111"}
     assert not call(url, agent, "record_turn", turn).is_error
@@ -145,6 +152,7 @@ def test_outside_its_scope_a_customer_or_tenant_reads_as_not_served(url: str, me
     assert text(south) == text(nowhere).replace("nowhere", "south")
     hostile = call(url, agent, "get_context", {"customer_id": "<script>alert(1)</script>", "query": "q"})
     assert hostile.is_error and "\n" not in text(hostile) and "C001" not in text(hostile)
+    served.recorder.flush()
     events = list_events(memory.engine, who="agent")
     assert ("turn.record", "C001", "ok") in {(e.action, e.customer_id, e.outcome) for e in events}
     assert {e.outcome for e in events if e.action == "mcp.get_context"} == {"refused"}

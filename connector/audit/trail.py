@@ -50,9 +50,10 @@ def _storable_id(value: str | None) -> str | None:
     return None if id_problem(canonical) else canonical
 
 
-def _values(
+def event_values(
     who: str, action: str, tenant: str | None, customer_id: str | None, outcome: str, at: datetime | None
 ) -> dict[str, object]:
+    """The row of one event: ids in their canonical form, or None when not storable."""
     return {
         "at": at or datetime.now(UTC),
         "who": who[:64],
@@ -74,7 +75,7 @@ def record(
     at: datetime | None = None,
 ) -> None:
     """Record one event; in ``target``'s transaction when it is a connection, else in its own."""
-    values = _values(principal_name, action, tenant, customer_id, outcome, at)
+    values = event_values(principal_name, action, tenant, customer_id, outcome, at)
     if isinstance(target, Connection):
         target.execute(audit_t.insert().values(**values))
         return

@@ -5,7 +5,8 @@ Built on the official ``mcp`` SDK's ``MCPServer``. Over HTTP every request must 
 ``mcp.token_env`` one; see :mod:`connector.access`), unless the server is bound to loopback and
 started with ``--no-auth``; request bodies above ``mcp.max_request_bytes`` get a 413 from the SDK.
 Each tool call runs as the token's principal: its role must cover the tool (``TOOL_ROLES``), its
-scope narrows the served one, and the call is in the audit trail. Over stdio the caller is the
+scope narrows the served one, and the call is in the audit trail (reads and refusals written by a
+worker thread, off the call's path; see :mod:`connector.audit.deferred`). Over stdio the caller is the
 local user (``cli``), as for the command line.
 """
 
@@ -28,7 +29,7 @@ from pydantic import AnyUrl, ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from connector.access import CLI, LOOPBACK, Keyring, Principal, acting_as, bearer_secret
-from connector.audit import record_quietly
+from connector.audit.deferred import DeferredRecorder
 from connector.errors import ConfigError, ConnectorError
 from connector.ids import canonical_id
 from connector.mcp_server.guard import ServedScope, invalid_arguments
@@ -86,6 +87,7 @@ class MemoryServer(MCPServer[Any]):
         self.memory = memory
         self.served = ServedScope.from_settings(memory.settings)
         self.default_principal = default_principal
+        self.recorder = DeferredRecorder()  # close() it when the server stops
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -154,7 +156,7 @@ class MemoryServer(MCPServer[Any]):
         except ConnectorError:  # no store: the call itself says so
             return
         now = self.memory.clock.now()
-        record_quietly(engine, principal.name, action, tenant, customer, outcome=outcome, at=now)
+        self.recorder.submit(engine, principal.name, action, tenant, customer, outcome=outcome, at=now)
 
 
 def _resource_scope(uri: str) -> tuple[str, str] | None:
@@ -163,7 +165,7 @@ def _resource_scope(uri: str) -> tuple[str, str] | None:
     return (tenant, customer) if uri.startswith("customer://") and customer else None
 
 
-def build_server(memory: Memory, *, default_principal: Principal | None = CLI) -> MCPServer[Any]:
+def build_server(memory: Memory, *, default_principal: Principal | None = CLI) -> MemoryServer:
     """An MCP server over ``memory``, serving the tenants and customers its settings allow.
 
     ``default_principal`` is who a request without a token's principal runs as: ``cli`` (stdio,
@@ -239,7 +241,11 @@ def run_stdio(memory: Memory) -> None:
 
     from connector.mcp_server.stdio import serve_stdio
 
-    anyio.run(serve_stdio, build_server(memory))
+    server = build_server(memory)
+    try:
+        anyio.run(serve_stdio, server)
+    finally:
+        server.recorder.close()
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -260,7 +266,8 @@ def run_http(memory: Memory, *, host: str, port: int, no_auth: bool) -> None:
 
     keyring = bearer_tokens(memory, host=host, no_auth=no_auth)
     default = LOOPBACK if keyring is None else None
-    app: ASGIApp = build_server(memory, default_principal=default).streamable_http_app(
+    server = build_server(memory, default_principal=default)
+    app: ASGIApp = server.streamable_http_app(
         max_request_body_size=memory.settings.mcp.max_request_bytes, host=host
     )
     if keyring is not None:
@@ -275,5 +282,8 @@ def run_http(memory: Memory, *, host: str, port: int, no_auth: bool) -> None:
             if self.started:
                 print(f"connector mcp: serving streamable HTTP on http://{shown}:{port}/mcp", file=sys.stderr)
 
-    with sock:
-        anyio.run(Server(config).serve, [sock])
+    try:
+        with sock:
+            anyio.run(Server(config).serve, [sock])
+    finally:
+        server.recorder.close()
