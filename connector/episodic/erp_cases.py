@@ -6,7 +6,8 @@ re-recorded (and its entry updated) only when the ERP changed it. A case closed 
 the retention window goes straight to the archive (``archived``), a PII one past its window is not
 kept (``expired``): see :mod:`connector.episodic.writer`. A page of cases is recorded as one
 batch (:meth:`EpisodicMemory.record_cases`: set-wise reads, embedding ahead, the LLM's rewording
-queued, never waited on); a case that cannot be recorded (no customer, no text) is skipped and logged.
+queued, never waited on); a case that cannot be recorded (no customer, no text) is skipped and logged,
+and so are the cases of a customer erased while the ingest runs (the other customers' go on).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sqlalchemy as sa
 
 from connector.episodic.models import InvalidCaseError
 from connector.erasure import customer_digest
-from connector.errors import ScopeError
+from connector.errors import ErasedCustomerError, ScopeError
 from connector.scope import Scope, require_id
 from connector.semantic.tables import CrmCase
 
@@ -90,7 +91,13 @@ def ingest(episodic: EpisodicMemory, tenant: str, *, batch_size: int = 200) -> d
             continue
         # One batched write per page (set-wise reads, one Chroma upsert per chunk; recording case by
         # case cost two commits and a Chroma call each), then the page's hashes in one executemany.
-        results = episodic.record_cases([case for _, _, case in batch])
+        try:
+            results = episodic.record_cases([case for _, _, case in batch])
+        except ErasedCustomerError:  # forget ran since this ingest began: that customer stays out,
+            known, erased = erased, episodic.erasures.erased_digests(tenant)  # the others go on
+            if erased == known:
+                raise
+            continue
         with episodic.engine.begin() as conn:
             conn.execute(
                 sa.update(CRM_CASES)
