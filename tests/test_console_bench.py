@@ -32,5 +32,9 @@ def test_bench_console_smoke() -> None:
     assert set(figures["pages"]) == PAGES
     assert figures["pages"]["erase"]["n"] == 2
     for page in PAGES - {"erase"}:
-        assert figures["pages"][page]["n"] == 3 and figures["pages"][page]["p95_ms"] > 0, page
+        shown = figures["pages"][page]
+        assert shown["n"] == 3 and shown["p95_ms"] > 0 and shown["cpu_p95_ms"] > 0, page
     assert all(f"{page:<24}" in done.stdout for page in PAGES)  # one printed line per page
+    assert figures["worst_page_p95_ms"] == max(
+        f["p95_ms"] for p, f in figures["pages"].items() if p != "erase"
+    )

@@ -207,9 +207,13 @@ def endpoint(handler: Handler, *, public: bool = False) -> Callable[[Request], A
 
 
 def _acting(handler: Handler, view: View) -> Response:
-    """The handler, with what it writes (an erasure) recorded under the request's principal."""
+    """The handler, with what it writes (an erasure) recorded under the request's principal; its
+    CPU time goes into ``Server-Timing`` beside the wall time (which a loaded machine stretches)."""
+    cpu = time.thread_time()
     with acting_as(view.principal):
-        return handler(view)
+        response = handler(view)
+    response.headers["server-timing"] = f"cpu;dur={(time.thread_time() - cpu) * 1000:.1f}"
+    return response
 
 
 def login_page(request: Request, *, status: int = 200, message: str | None = None) -> Response:
@@ -235,5 +239,7 @@ def finish(response: Response, started: float | None = None) -> Response:
     for name, value in HEADERS.items():
         response.headers.setdefault(name, value)
     if started is not None:
-        response.headers["server-timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
+        wall = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
+        cpu = response.headers.get("server-timing")
+        response.headers["server-timing"] = f"{wall}, {cpu}" if cpu else wall
     return response
