@@ -9,7 +9,8 @@ The candidates are not every turn of the customer but the union of two top lists
 - lexical: the turns with the highest BM25 score over the query's terms that the customer's turns
   hold, rarest first, until ``POSTINGS_BUDGET`` postings (a term a large share of the turns hold adds
   little to any score). The postings are the customer's held ones
-  (:mod:`connector.conversations.scope_terms`, no read of the store per recall), scored in numpy
+  (:mod:`connector.conversations.scope_terms`, no read of the store per recall; while they load,
+  the store's: :mod:`connector.conversations.stored_terms`), scored in numpy
   with the customer's statistics (turn count, average length, each term's frequency), and serve
   the dense candidates' lexical scores too.
 
@@ -26,7 +27,6 @@ from datetime import datetime
 
 import numpy as np
 
-from connector.conversations.scope_terms import TermsSnapshot
 from connector.conversations.scope_vectors import Snapshot, epoch_seconds
 from connector.lexical.bm25 import K1, B, LexicalScore, idf
 from connector.recall.fusion import Fused, Fusion, fuse
@@ -61,7 +61,7 @@ def rank(
     if not allowed.any() or query.vector is None:
         query.cancel()
         return []
-    df = _document_frequencies(snap.terms, query.terms)
+    df = snap.terms.frequencies(query.terms, POSTINGS_BUDGET + 1)
     lexical = _lexical(snap, n, df, query.terms)
     lexical_top = lexical.top(allowed, per_signal)
     vector = np.asarray(query.vector.result(), dtype=np.float32).reshape(-1)
@@ -123,15 +123,6 @@ def _dense(
     return dense, ranking
 
 
-def _document_frequencies(terms: TermsSnapshot, query_terms: Sequence[str]) -> dict[str, int]:
-    """The query terms' document frequencies among the customer's held turns, each counted up to
-    the postings budget (as when they were read from the store: a term held more widely is not
-    scored, and its exact frequency changes nothing)."""
-    cap = POSTINGS_BUDGET + 1
-    counts = ((t, min(terms.frequency(t), cap)) for t in query_terms)
-    return {t: c for t, c in counts if c}
-
-
 @dataclass(slots=True)
 class _Lexical:
     """BM25 of every turn holding a read term (``scores``, per turn position), and the postings read
@@ -177,7 +168,7 @@ def _lexical(snap: Snapshot, n: int, df: dict[str, int], terms: Sequence[str]) -
     empty = np.zeros(0, dtype=np.int64)
     if not used:
         return _Lexical(np.zeros(n, dtype=np.float64), empty, empty, used, query_weight)
-    held = [snap.terms.postings(t) for t in used]
+    held = snap.terms.postings_of(used)
     at = np.concatenate([positions for positions, _ in held]).astype(np.int64)
     term = np.repeat(np.arange(len(used), dtype=np.int64), [len(positions) for positions, _ in held])
     tf = np.concatenate([tfs for _, tfs in held]).astype(np.float64)

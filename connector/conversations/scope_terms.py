@@ -73,6 +73,15 @@ class TermsSnapshot:
                 tfs = np.concatenate([tfs, self.tail_tfs[newer]])
         return positions, tfs
 
+    def frequencies(self, terms: Sequence[str], cap: int) -> dict[str, int]:
+        """:meth:`frequency` of each term, counted up to ``cap`` (as the store's read counts them),
+        terms no turn holds left out."""
+        counts = ((t, min(self.frequency(t), cap)) for t in terms)
+        return {t: c for t, c in counts if c}
+
+    def postings_of(self, terms: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [self.postings(t) for t in terms]
+
     def frequency(self, term: str) -> int:
         """How many of the held turns hold ``term``."""
         number = self.numbers.get(term)

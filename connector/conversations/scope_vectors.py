@@ -10,8 +10,11 @@ removal), the customer again. The dense side is then one matrix-vector product i
 for 10,000 turns) and a partial sort, with no Python work per turn.
 
 The turns' lexical postings are held beside them (:mod:`connector.conversations.scope_terms`), read
-with the turns of each generation (the first read of a customer: all its postings, one key range),
-so a recall reads nothing of the store but the generation and its hits' texts.
+with the turns of each generation, so a recall reads nothing of the store but the generation and
+its hits' texts. The first read of a customer's postings (all of them, one key range: about 60 rows
+per long turn) runs on a background thread; until it is installed, recalls read the postings of
+their terms from the store (:mod:`connector.conversations.stored_terms`), so the first recall of a
+long history costs what it did before postings were held.
 
 Vectors are read through the part's :class:`~connector.recall.vector_cache.CachedIndex`, checked
 against their rows' scope and hash like any recall's. A row whose vector is not in the index yet
@@ -21,9 +24,11 @@ recalls. Bounded by bytes across customers (least recently used customers go fir
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -33,12 +38,15 @@ import sqlalchemy as sa
 
 from connector.conversations import generations
 from connector.conversations.generations import ScopeState
-from connector.conversations.scope_terms import HeldTerms, TermsSnapshot
+from connector.conversations.scope_terms import HeldTerms
+from connector.conversations.stored_terms import StoredTerms, Terms
 from connector.conversations.tables import PARTS, TURNS
 from connector.lexical import index as lexical
 from connector.lexical.tables import POSTINGS, TURN_SOURCE
 from connector.recall.vector_cache import CachedIndex
 from connector.scope import Scope
+
+log = logging.getLogger(__name__)
 
 ScopeKey = tuple[str, str]
 _RETRY_S = 1.0  # a row whose vector was missing is looked up again at most this often
@@ -77,7 +85,8 @@ _OF_SCOPE = (
     POSTINGS.c.customer_id == sa.bindparam("customer_id"),
     POSTINGS.c.source == TURN_SOURCE,
 )
-# The first read of a customer: every posting of its turns, one range of the postings' primary key.
+# The first read of a customer (in the background): every posting of its turns, one range of the
+# postings' primary key.
 _ALL_POSTINGS = sa.select(*_POSTING_COLUMNS).where(*_OF_SCOPE)
 # Later reads: the postings of the turns written since (by the turns' generation, then each turn's
 # postings by their document index).
@@ -140,7 +149,7 @@ class Snapshot:
     toward: np.ndarray  # per vector: its cosine to that centroid (0 when the vectors cancel out)
     grouped: np.ndarray  # the vectors' rows ordered by turn (a turn's own row, then its parts')
     starts: np.ndarray  # per turn: where its rows start in ``grouped``
-    terms: TermsSnapshot  # the turns' lexical postings (:mod:`connector.conversations.scope_terms`)
+    terms: Terms  # the turns' lexical postings (held, or read from the store: see the module doc)
 
     @property
     def turns(self) -> int:
@@ -171,7 +180,8 @@ class _Held:
     owner: _Growing = field(init=False)
     part_rows: _Growing = field(init=False)
     total: np.ndarray = field(init=False)
-    terms: HeldTerms = field(default_factory=HeldTerms)
+    terms: HeldTerms | None = None  # None until the background read of the postings is installed
+    loading_terms: bool = False
 
     def __post_init__(self) -> None:
         self.occurred = _Growing(None, np.float64)
@@ -185,7 +195,8 @@ class _Held:
 
     @property
     def nbytes(self) -> int:
-        return int(self.matrix.data.nbytes) + 200 * len(self.turn_ids) + self.terms.nbytes
+        held = 0 if self.terms is None else self.terms.nbytes
+        return int(self.matrix.data.nbytes) + 200 * len(self.turn_ids) + held
 
     def _derived(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What every recall would otherwise compute over all the vectors, once per change."""
@@ -204,13 +215,15 @@ class _Held:
             self.derived = (rows, toward, grouped, starts)
         return self.derived[1], self.derived[2], self.derived[3]
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, stored: Callable[[dict[str, int], int], Terms]) -> Snapshot:
+        """The turns as they are now; ``stored`` makes the lexical side while the postings load."""
         toward, grouped, starts = self._derived()
         return Snapshot(
             list(self.turn_ids), self.sessions, self.seqs, self.hashes, self.index_of,
             self.occurred.view(), self.session_code.view(), dict(self.session_codes), self.lengths.view(),
             self.matrix.view(), self.owner.view(), self.first.view(), self.part_rows.view(),
-            self.total.copy(), toward, grouped, starts, self.terms.snapshot(),
+            self.total.copy(), toward, grouped, starts,
+            stored(self.index_of, len(self.turn_ids)) if self.terms is None else self.terms.snapshot(),
         )  # fmt: skip
 
     def add(
@@ -249,9 +262,10 @@ class _Held:
             self.owner.extend(np.arange(start_turn, start_turn + len(new_turns)))
             self.first.extend(np.arange(start_row, start_row + len(new_turns)))
             self.total = self.total + vectors.sum(axis=0, dtype=np.float64)
-            self.terms.held([r[0] for r in new_turns], self.index_of)
-        # this read's postings: of turns held now, or kept until their vector is found
-        self.terms.take(postings, self.index_of, waiting)
+            if self.terms is not None:
+                self.terms.held([r[0] for r in new_turns], self.index_of)
+        if self.terms is not None:  # this read's postings: of turns held now, or kept until their vector is
+            self.terms.take(postings, self.index_of, waiting)
         new_parts = [r for i, r in self.pending_parts.items() if i in found and r[1] in self.index_of]
         if new_parts:
             start_row = self.matrix.size
@@ -290,17 +304,64 @@ class ScopeVectors:
                 held.state = ScopeState(max(held.state.generation, state.generation), state.epoch)
             elif (held.pending_turns or held.pending_parts) and time.monotonic() - held.tried > _RETRY_S:
                 held.add(index, scope, [], [], [])
-            snap = held.snapshot()
+            snap = held.snapshot(lambda index_of, turns: StoredTerms(conn, scope, index_of, turns))
             self._keep(key, held)
+            if held.terms is None and not held.loading_terms:
+                held.loading_terms = True
+                threading.Thread(
+                    target=self._load_terms, args=(conn.engine, scope, held), name="turn-terms", daemon=True
+                ).start()
         return snap
+
+    def _load_terms(self, engine: sa.Engine, scope: Scope, held: _Held) -> None:
+        """Read all the customer's postings, then install them unless ``held`` was dropped meanwhile;
+        the postings of turns written since the read began are read again under the customer's
+        lock (one generation range), so none is missed or counted twice."""
+        key = (scope.tenant, scope.customer_id)
+        params = {"tenant": scope.tenant, "customer_id": scope.customer_id}
+        with self._lock:
+            guard = self._loading.setdefault(key, threading.Lock())
+        try:
+            with guard:
+                since = held.state.generation
+            with engine.connect() as conn:
+                result = conn.execute(_ALL_POSTINGS, params)
+                rows = result.cursor.fetchall()
+                result.close()
+            with guard:
+                with self._lock:
+                    if self._held.get(key) is not held:
+                        return  # erased, evicted or read again meanwhile
+                with engine.connect() as conn:
+                    result = conn.execute(_NEW_POSTINGS, {**params, "since": since})
+                    newer = result.cursor.fetchall()
+                    result.close()
+                again = {row[0] for row in newer}
+                terms = HeldTerms()
+                terms.take(
+                    [r for r in rows if r[0] not in again] + list(newer), held.index_of, held.pending_turns
+                )
+                held.terms = terms
+        except Exception:  # the store's postings serve this customer's recalls meanwhile
+            log.warning(
+                "reading the postings of a customer's turns failed; its recalls read them from the store",
+                exc_info=True,
+            )
+            held.loading_terms = False
+
+    def terms_held(self, scope: Scope) -> bool:
+        """Whether the customer's postings are in memory yet (tests and benchmarks wait for it)."""
+        with self._lock:
+            held = self._held.get((scope.tenant, scope.customer_id))
+        return held is not None and held.terms is not None
 
     def _read(self, conn: sa.Connection, scope: Scope, index: CachedIndex, held: _Held, since: int) -> None:
         params = {"tenant": scope.tenant, "customer_id": scope.customer_id, "since": since}
         turns = list(conn.execute(_TURN_ROWS, params).all())
         parts = list(conn.execute(_PART_ROWS, params).all())
         postings: list[Any] = []
-        if turns:
-            result = conn.execute(_ALL_POSTINGS if since == 0 else _NEW_POSTINGS, params)
+        if turns and held.terms is not None:  # the first read's postings come from the background read
+            result = conn.execute(_NEW_POSTINGS, params)
             postings = list(result.cursor.fetchall())  # plain tuples: a Row per posting cost twice the read
             result.close()
         held.add(index, scope, turns, parts, postings)
