@@ -59,6 +59,8 @@ def test_wheel_contains_prompts_config_and_console_script(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "connector/_data/config/connector.example.toml" in names
     assert any(n.startswith("connector/_data/prompts/") for n in names)
+    # the web console's templates and stylesheet ship with it (no CDN, nothing fetched)
+    assert {"connector/console/templates/base.html", "connector/console/static/console.css"} <= set(names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "connector = connector.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
