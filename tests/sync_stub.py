@@ -9,12 +9,13 @@ in the test suite; this stub keeps the runner's unit tests fast and explicit.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Literal
 
 from connector.erp.protocol import StreamSpec
-from connector.erp.records import Page, Record
+from connector.erp.records import Page, PartyRecord, Record
 from connector.errors import ERPProtocolError
 
 PageHook = Callable[[str, int], None]
@@ -113,3 +114,19 @@ class StubAdapter:
     @property
     def retry_count(self) -> int:
         return 0
+
+
+def customer(ext: str, modified: datetime, **values: object) -> PartyRecord:
+    """An active USD customer of tenant ``acme`` last modified at ``modified``; ``values`` override fields."""
+    base = PartyRecord(
+        tenant="acme",
+        kind="customer",
+        external_id=ext,
+        name=f"Customer {ext}",
+        status="Active",
+        currency="USD",
+        credit_limit=Decimal("50000.00"),
+        terms="30D",
+        source_modified_at=modified,
+    )
+    return replace(base, **values)  # type: ignore[arg-type]

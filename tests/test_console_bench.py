@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from paths import ROOT
+
 PAGES = {
     "sync",
     "sync_run",

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sync_stub import StubAdapter
+from sync_stub import StubAdapter, customer
 
 from connector.clock import FrozenClock
-from connector.erp.records import DocumentRecord, PartyRecord
+from connector.erp.records import DocumentRecord
 from connector.memory import Memory
 from connector.semantic.history_reads import describe
 from connector.semantic.tracking import change_t
@@ -23,21 +23,6 @@ from connector.settings import ContextSettings, HistorySettings, Settings, Tenan
 
 T0 = datetime(2025, 6, 1, 8, 0, tzinfo=UTC)
 START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
-
-
-def customer(ext: str, modified: datetime, **values: object) -> PartyRecord:
-    base = PartyRecord(
-        tenant="acme",
-        kind="customer",
-        external_id=ext,
-        name=f"Customer {ext}",
-        status="Active",
-        currency="USD",
-        credit_limit=Decimal("50000.00"),
-        terms="30D",
-        source_modified_at=modified,
-    )
-    return replace(base, **values)  # type: ignore[arg-type]
 
 
 def invoice(number: str, modified: datetime, **values: object) -> DocumentRecord:

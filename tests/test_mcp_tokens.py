@@ -25,8 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 from ports import free_port
 from sqlalchemy.engine import Engine
-from sync_stub import StubAdapter
-from test_erp_history import customer
+from sync_stub import StubAdapter, customer
 
 from connector.access import Keyring
 from connector.audit import list_events
