@@ -73,6 +73,12 @@ from connector.episodic.writer import chroma_metadata  # noqa: E402
 from connector.lexical.tables import CASE_SOURCE, DOCS  # noqa: E402
 from connector.memory import Memory  # noqa: E402
 from connector.recall.fusion import Fusion  # noqa: E402
+from connector.recall.profiles import (  # noqa: E402
+    CASE_PROFILES,
+    DEFAULT_CASE_PROFILE,
+    DEFAULT_TURN_PROFILE,
+    TURN_PROFILES,
+)
 from connector.recall.vector_index import vector_hash  # noqa: E402
 from connector.scope import Scope  # noqa: E402
 from connector.settings import ChromaSettings, RetentionSettings, Settings  # noqa: E402
@@ -200,11 +206,21 @@ class TimedEmbed:
 # The baselines are the plain signals: the cosine alone (no centring) and BM25 alone. "dense centred"
 # is an ablation: the hybrid's dense side alone (the cosine less the scope's common component), to
 # show how much of the hybrid's lead comes from the centring and how much from the fusion.
+# "hybrid" is each recall's default profile (connector.recall.profiles): ``case`` for the sets
+# recorded as cases, ``dialogue`` for the chats recalled as past conversations; "hybrid + hedge" is
+# case recall with the dialogue rules (speaker hedge, yes/no form), its default before the profiles.
 METHODS = {
     "dense": Fusion(method="dense", centring=0.0),
     "lexical": Fusion(method="lexical"),
     "dense centred": Fusion(method="dense"),
-    "hybrid": Fusion(),
+    "hybrid": CASE_PROFILES[DEFAULT_CASE_PROFILE],
+    "hybrid + hedge": Fusion(),
+}
+TURN_METHODS = {
+    "dense": Fusion(method="dense", centring=0.0),
+    "lexical": Fusion(method="lexical"),
+    "dense centred": Fusion(method="dense"),
+    "hybrid": TURN_PROFILES[DEFAULT_TURN_PROFILE],
 }
 SINGLE_SIGNALS = ("dense", "lexical", "dense centred")
 
@@ -379,7 +395,7 @@ def ingest_runs(workdir: Path, runs: int) -> dict[str, Any]:
 
 def evaluate(episodic: Any, labelled: LabelledSet, owner: dict[str, str], fusion: Fusion) -> dict[str, Any]:
     """recall@1/5/10 (an expected case in the top k) and MRR@10, overall and per question kind."""
-    episodic.fusion = fusion
+    previous, episodic.fusion = episodic.fusion, fusion
     per_kind: dict[str, list[int]] = {}
     leaks = 0
     for q in labelled.queries:
@@ -387,7 +403,7 @@ def evaluate(episodic: Any, labelled: LabelledSet, owner: dict[str, str], fusion
         leaks += sum(owner.get(i) != q["customer"] for i in ids)
         rank = next((n for n, i in enumerate(ids, start=1) if i in q["expected"]), 0)
         per_kind.setdefault(q["kind"], []).append(rank)
-    episodic.fusion = Fusion()
+    episodic.fusion = previous
     return {**per_kind_figures(per_kind), "leaks": leaks}
 
 
@@ -468,7 +484,7 @@ def quality(workdir: Path, fusions: dict[str, Fusion] | None = None) -> dict[str
         if key == "erp" and fusions is None:
             results[key]["scores"] = threshold_scores(memory, labelled)
     results["turns"] = turn_quality(
-        new_memory(workdir / "turns", retention_days=800), *chat_turns(ROOT), fusions or METHODS
+        new_memory(workdir / "turns", retention_days=800), *chat_turns(ROOT), fusions or TURN_METHODS
     )
     return results
 

@@ -66,6 +66,7 @@ MODEL_MODULES = {
     "test_memory_lifetime",
     "test_readme_example",
     "test_sync_episodic",
+    "test_turn_recall_time",
     "test_vector_store_processes",
 }
 #: Helper modules in tests/ whose functions start a child process: a test module that imports from one

@@ -76,7 +76,7 @@ def test_quality_reports_every_method_per_question_kind(tmp_path: Path) -> None:
     assert bench.ingest(episodic, labelled)["statuses"] == {"created": 3}
     owner = {c.case_key: c.scope.customer_id for c in cases}
     result = {name: bench.evaluate(episodic, labelled, owner, f) for name, f in bench.METHODS.items()}
-    assert set(result) == {"dense", "lexical", "dense centred", "hybrid"}
+    assert set(result) == {"dense", "lexical", "dense centred", "hybrid", "hybrid + hedge"}
     assert result["hybrid"]["date"]["r1"] == 1.0 and result["hybrid"]["all"]["r10"] == 1.0
     assert result["lexical"]["paraphrase"]["r10"] == 0.0  # no word in common: only the dense side finds it
     assert all(r["leaks"] == 0 for r in result.values())
@@ -122,9 +122,11 @@ def test_past_conversation_quality_counts_the_evidence_a_hit_window_shows(tmp_pa
         },
         {"conversation": "C1", "question": "Who baked bread?", "evidence": ["C1:3"], "kind": "b"},
     ]
-    result = turn_quality(bench.new_memory(tmp_path, retention_days=800), turns, questions, bench.METHODS)
+    result = turn_quality(
+        bench.new_memory(tmp_path, retention_days=800), turns, questions, bench.TURN_METHODS
+    )
     assert result["cases"] == 4 and result["queries"] == 2
-    assert set(result["methods"]) == set(bench.METHODS)
+    assert set(result["methods"]) == set(bench.TURN_METHODS)
     hybrid = result["methods"]["hybrid"]
     assert hybrid["all"]["r5"] == 1.0  # each evidence turn is a hit or the neighbour of one
     assert all(m["leaks"] == 0 for m in result["methods"].values())  # C2's kayak is never a hit of C1

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from connector.recall.fusion import Fusion
+from connector.lexical.bm25 import LexicalScore
+from connector.recall.fusion import Fusion, fuse
 from connector.recall.profiles import (
     CASE_PROFILES,
     DEFAULT_CASE_PROFILE,
@@ -15,7 +16,7 @@ from connector.recall.profiles import (
     check_profile,
     resolve,
 )
-from tests.test_fusion import ranked, speaker_turns
+from tests.test_fusion import ranked, speaker_turns, unit_vectors
 
 
 def test_a_customer_name_half_the_cases_share_does_not_reorder_case_recall() -> None:
@@ -43,3 +44,20 @@ def test_a_call_without_profile_keeps_the_parts_default(profiles: Mapping[str, F
     assert resolve("lexical", profiles, default).method == "lexical"
     own = Fusion(method="rrf")
     assert resolve(own, profiles, default) is own
+
+
+def test_session_aggregation_lifts_the_turns_of_the_strongest_session() -> None:
+    # turn 1 answers the question turn 0 asks in the same session; turn 2 of another session embeds
+    # a little closer than the answer. With the session's best score added, the answer passes it.
+    cosines = [0.80, 0.50, 0.55, *[0.10 + 0.01 * i for i in range(12)]]
+    lexical: list[LexicalScore | None] = [None] * len(cosines)
+    query, vectors = unit_vectors(*cosines)
+    groups = [0, 0, 1, *range(2, 14)]
+
+    def order(fusion: Fusion) -> list[int]:
+        found = fuse(query, vectors, lexical, [()] * len(cosines), set(), k=3, threshold=0.0, fusion=fusion,
+                     groups=groups)  # fmt: skip
+        return [f.index for f in found]
+
+    assert order(Fusion(session_weight=0.0)) == [0, 2, 1]
+    assert order(Fusion(session_weight=0.3)) == [0, 1, 2]

@@ -57,7 +57,9 @@ def rank(
 ) -> list[tuple[tuple[str, str, int, str], Fused]]:
     """The top ``k`` turns as ``(id, session_id, seq, vector_hash)`` rows with their rank."""
     n = snap.turns
-    allowed = _mask(snap, n, filters)
+    allowed, narrowed = _mask(snap, n, filters)
+    if narrowed:  # the time the question names is evidence enough: its turns are not cut
+        threshold = -np.inf
     if not allowed.any() or query.vector is None:
         query.cancel()
         return []
@@ -79,6 +81,7 @@ def rank(
         k=k, threshold=threshold, fusion=fusion, yes_no=query.yes_no,
         cosines=([float(dense[i]) for i in chosen], [float(ranking[i]) for i in chosen]),
         scope_size=int(allowed.sum()),
+        groups=snap.session_code[chosen].tolist() if fusion.session_weight else None,
     )  # fmt: skip
     out = []
     for r in ranked:
@@ -87,7 +90,8 @@ def rank(
     return out
 
 
-def _mask(snap: Snapshot, n: int, filters: Filters) -> np.ndarray:
+def _mask(snap: Snapshot, n: int, filters: Filters) -> tuple[np.ndarray, bool]:
+    """The turns a recall may return, and whether they are narrowed to the span the query names."""
     occurred = snap.occurred[:n]
     allowed = occurred >= epoch_seconds(filters.not_before)
     if filters.not_after is not None:
@@ -100,8 +104,8 @@ def _mask(snap: Snapshot, n: int, filters: Filters) -> np.ndarray:
         start, end = filters.named
         inside = allowed & (occurred >= epoch_seconds(start)) & (occurred < epoch_seconds(end))
         if inside.any():
-            return inside
-    return allowed
+            return inside, True
+    return allowed, False
 
 
 def _dense(

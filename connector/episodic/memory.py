@@ -48,6 +48,7 @@ from connector.erasure import Erasures
 from connector.lexical import index as lexical
 from connector.lexical.tables import CASE_SOURCE
 from connector.llm import LLMClient
+from connector.recall import when
 from connector.recall.fusion import Fused, Fusion
 from connector.recall.lazy_vectors import LazyVectors
 from connector.recall.profiles import CASE_PROFILES, DEFAULT_CASE_PROFILE, check_profile, resolve
@@ -84,12 +85,18 @@ _RECALLABLE = (
 _OF_TYPE = ENTRIES.c.case_type == sa.bindparam("case_type")
 _WITH_LENGTHS, _LENGTH = lexical.with_lengths(ENTRIES, CASE_SOURCE)
 _RANKED_COLUMNS = (ENTRIES.c.id, ENTRIES.c.vector_hash, _LENGTH)
+# The span of dates the query's words name ("last week", "in March": connector.recall.when).
+_IN_SPAN = (
+    ENTRIES.c.occurred_at >= sa.bindparam("span_start"),
+    ENTRIES.c.occurred_at < sa.bindparam("span_end"),
+)
 _CANDIDATES = {
-    (with_docs, of_type): sa.select(*_RANKED_COLUMNS, *([ENTRIES.c.doc_keys] if with_docs else []))
+    (with_docs, of_type, in_span): sa.select(*_RANKED_COLUMNS, *([ENTRIES.c.doc_keys] if with_docs else []))
     .select_from(_WITH_LENGTHS)
-    .where(*_RECALLABLE, *([_OF_TYPE] if of_type else []))
+    .where(*_RECALLABLE, *([_OF_TYPE] if of_type else []), *(_IN_SPAN if in_span else ()))
     for with_docs in (False, True)
     for of_type in (False, True)
+    for in_span in (False, True)
 }
 _DETAILS = sa.select(
     ENTRIES.c.id, ENTRIES.c.case_id, ENTRIES.c.occurred_at, ENTRIES.c.summary, ENTRIES.c.summary_mode,
@@ -278,7 +285,9 @@ class EpisodicMemory:
         ``include_archived`` also searches the archive (entries past retention) by the document
         numbers the query names; such hits rank after live document matches and say ``archived``.
         ``profile``: a name of :data:`~connector.recall.profiles.CASE_PROFILES` or a :class:`Fusion`
-        (default ``case``).
+        (default ``case``). Time the query names ("last week", "in March", a date; against
+        ``as_of``, else now: :mod:`connector.recall.when`) ranks only the cases of that time (none
+        cut by the dense threshold: the time is the evidence), or all of them when none is of that time.
         """
         scope = self._scope(customer_id, tenant)
         if not isinstance(query, str) or not query.strip():
@@ -295,11 +304,22 @@ class EpisodicMemory:
         search = RecallQuery(query, shared_query, query_doc_keys(query))
         search.vector = self._recall.embed(query, shared_query)  # beside the rows' reads
         params = self._params(scope, case_type, as_of)
+        named = when.span(query, as_of or self.clock.now())
         with read_connection(self.engine) as conn:
-            ranked = self._recall.rank(
-                conn, scope, _CANDIDATES[(bool(search.doc_keys), case_type is not None)], params, search,
-                k=k, fusion=fusion, complete=case_type is None and as_of is None,
-            )  # fmt: skip
+            ranked: list[tuple[Any, Fused]] = []
+            if named is not None:  # the cases of that time first; all of them when none matches
+                spanned = {**params, "span_start": named[0], "span_end": named[1]}
+                statement = _CANDIDATES[(bool(search.doc_keys), case_type is not None, True)]
+                ranked = self._recall.rank(
+                    conn, scope, statement, spanned, search, k=k, fusion=fusion, cut=False
+                )
+                if not ranked and search.vector is not None and search.vector.cancelled():
+                    search.vector = self._recall.embed(query, shared_query)
+            if not ranked:
+                ranked = self._recall.rank(
+                    conn, scope, _CANDIDATES[(bool(search.doc_keys), case_type is not None, False)], params,
+                    search, k=k, fusion=fusion, complete=case_type is None and as_of is None,
+                )  # fmt: skip
             hits = [(row.id, fused, False) for row, fused in ranked]
             if include_archived and search.doc_keys:
                 hits = _with_archive(hits, self._archived(conn, params, search.doc_keys, case_type), k)

@@ -194,6 +194,7 @@ def fuse(
     yes_no: bool = False,
     cosines: tuple[list[float], list[float]] | None = None,
     scope_size: int | None = None,
+    groups: Sequence[int] | None = None,
 ) -> list[Fused]:
     """Top ``k`` candidates: queried documents first, then by fused score, weak ones cut.
 
@@ -201,7 +202,8 @@ def fuse(
     (:func:`connector.recall.question_form.asks_yes_or_no`); it is not hedged unless
     ``fusion.hedge_yes_no``. ``cosines``: each candidate's cosine and centred score, computed by the
     caller (turn recall centres on the customer's whole history, not on its candidates); ``vectors``
-    is then not read. ``scope_size``: how many entries the scope holds (default: the candidates)."""
+    is then not read. ``scope_size``: how many entries the scope holds (default: the candidates).
+    ``groups``: each candidate's session, for ``fusion.session_weight`` (None: no sessions)."""
     n = len(lexical) if cosines is not None else len(vectors)
     if n == 0:
         return []
@@ -227,6 +229,9 @@ def fuse(
     bonus = _value_bonus(parts, held, fusion)
     if bonus is not None:
         fused = [f + b for f, b in zip(fused, bonus, strict=True)]
+    sessions = groups if fusion.session_weight and fusion.method == "weighted" else None
+    if sessions is not None:
+        fused = _with_sessions(fused, sessions, fusion.session_weight)
     named: list[tuple[str, ...]] = [()] * n
     if query_keys:
         named = [matches(query_keys, keys) for keys in entry_doc_keys]
@@ -246,6 +251,8 @@ def fuse(
             hedged = _fused_scores(debiased, lex, fusion, weight=weight, query_weight=query_weight)
             if bonus is not None:
                 hedged = [f + b for f, b in zip(hedged, bonus, strict=True)]
+            if sessions is not None:
+                hedged = _with_sessions(hedged, sessions, fusion.session_weight)
             # the second order's first 2k are enough for k hits whatever the first order took
             other = heapq.nsmallest(2 * k, kept, key=lambda i: (-len(named[i]), -hedged[i], i))
             kept, shown = _alternate(kept, other, k, fused, hedged)
@@ -282,6 +289,15 @@ def _cosines(matrix: np.ndarray, query: np.ndarray, fusion: Fusion) -> tuple[lis
     norm = math.sqrt(float(total @ total))
     weight = strength / norm if norm else 0.0  # 0: candidates that cancel out share nothing
     return [plain for plain, _ in both], [plain - weight * toward for plain, toward in both]
+
+
+def _with_sessions(fused: list[float], groups: Sequence[int], weight: float) -> list[float]:
+    """Each score plus ``weight`` times the best score of its group (its session's strongest turn)."""
+    best: dict[int, float] = {}
+    for score, group in zip(fused, groups, strict=True):
+        if score > best.get(group, -math.inf):
+            best[group] = score
+    return [score + weight * best[group] for score, group in zip(fused, groups, strict=True)]
 
 
 def _value_bonus(parts: Sequence[LexicalScore], held: Counter[str], fusion: Fusion) -> list[float] | None:

@@ -35,3 +35,7 @@ class Fusion:
     # ``small_scope_weight`` by small_scope / (n + small_scope) for a scope of n entries (None: off).
     small_scope_weight: float | None = None
     small_scope: float = 40.0
+    # Session-level aggregation (turn recall): each candidate's fused score gains ``session_weight``
+    # times the best fused score among the candidates of its session (0: off), so the turns of the
+    # session that holds the strongest evidence rise together (an answer beside the question it answers).
+    session_weight: float = 0.0

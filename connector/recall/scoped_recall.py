@@ -99,12 +99,15 @@ class ScopedRecall:
         k: int,
         fusion: Fusion,
         complete: bool = False,
+        cut: bool = True,
     ) -> list[tuple[Any, Fused]]:
         """The top ``k`` candidate rows (read by ``candidates`` with ``params``) with their rank.
 
         A row whose vector is missing, of another scope or not the one it wants (a write not yet
         indexed) is left out until a repair re-embeds it. ``complete``: the statement reads all the
         scope's recallable entries (no type or date filter), so the cache drops the others.
+        ``cut``: weak candidates fall below the model's dense threshold (False: the statement's
+        rows are evidence enough, e.g. the cases of the time the question names).
         """
         result = conn.execute(candidates, params)
         at = _Columns.of(list(result.keys()))
@@ -123,7 +126,7 @@ class ScopedRecall:
         entry_keys = [r.doc_keys for r in rows] if query.doc_keys else [()] * len(rows)
         ranked = fuse(
             query.vector.result(), matrix, [scored.get(i) for i in ids], entry_keys, query.doc_keys,
-            k=k, threshold=score_threshold(self.vectors.embedder.model_id), fusion=fusion,
+            k=k, threshold=score_threshold(self.vectors.embedder.model_id) if cut else -np.inf, fusion=fusion,
             yes_no=query.yes_no,
         )  # fmt: skip
         return [(rows[r.index], r) for r in ranked]
