@@ -27,6 +27,13 @@ def d(month: int, day: int, year: int = 2026) -> datetime:
         ("the call in May", (d(5, 1, 2025), d(6, 1, 2025))),  # the last May not after as_of
         ("invoices from December 2025", (d(12, 1, 2025), d(1, 1))),
         ("what was said on 2026-02-14", (d(2, 14), d(2, 15))),
+        ("the concerts I attended in the past two months", (d(1, 17), d(3, 19))),
+        ("orders in the last 3 weeks", (d(2, 25), d(3, 19))),
+        ("which store did I spend most at in the past month", (d(2, 15), d(3, 19))),
+        ("the bike I serviced the past weekend", (d(3, 14), d(3, 17))),  # Saturday to Monday
+        ("the artist I started to listen to last Friday", (d(3, 13), d(3, 15))),
+        ("rides from July to October", (d(7, 1, 2025), d(11, 1, 2025))),
+        ("deliveries from November to February", (d(11, 1, 2025), d(3, 1))),
     ],
 )
 def test_a_question_naming_a_time_gets_its_span(query: str, expected: tuple[datetime, datetime]) -> None:
@@ -40,6 +47,8 @@ def test_a_question_naming_a_time_gets_its_span(query: str, expected: tuple[date
         "May I change the delivery address?",
         "Where do deliveries go now?",
         "invoice INV-2026-0314",
+        "I'm planning my meal prep next week, any suggestions?",  # future time
+        "my visit to the music store this weekend",
     ],
 )
 def test_a_question_naming_no_time_narrows_nothing(query: str) -> None:
