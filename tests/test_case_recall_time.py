@@ -35,12 +35,12 @@ def seed(memory: Memory) -> None:
 @pytest.mark.parametrize(
     ("query", "first"),
     [
-        ("the freight refund in October", "C-OCT"),
         ("the freight refund last week", "C-FEB"),
-        ("freight refund of October 2025", "C-OCT"),
+        ("the freight refund five months ago", "C-OCT"),
+        ("freight refunds in the past two weeks", "C-FEB"),
     ],
 )
-def test_the_time_a_question_names_picks_the_case_of_that_time(
+def test_relative_time_in_a_question_picks_the_case_of_that_time(
     memory: Memory, query: str, first: str
 ) -> None:
     seed(memory)
@@ -49,9 +49,14 @@ def test_the_time_a_question_names_picks_the_case_of_that_time(
     assert {h.case_id for h in hits} <= {first, "C-TAX"}  # the same case of another time is left out
 
 
-def test_a_date_only_question_finds_that_days_case(memory: Memory) -> None:
+@pytest.mark.parametrize(
+    ("query", "first"), [("the freight refund in October", "C-OCT"), ("2025-10-14", "C-OCT")]
+)
+def test_a_date_the_question_names_ranks_that_days_case_first(memory: Memory, query: str, first: str) -> None:
+    # a case's date is among its lexical terms: a named date or month boosts, it does not filter
+    # (in ERP text "due on 2025-12-28" names what the case is about, not when it happened)
     seed(memory)
-    assert [h.case_id for h in memory.recall_cases("ATIMES", "2025-10-14", k=5)] == ["C-OCT"]
+    assert [h.case_id for h in memory.recall_cases("ATIMES", query, k=5)][:1] == [first]
 
 
 def test_relative_time_counts_from_as_of(memory: Memory) -> None:
@@ -62,7 +67,7 @@ def test_relative_time_counts_from_as_of(memory: Memory) -> None:
 
 def test_a_time_no_case_falls_in_narrows_nothing(memory: Memory) -> None:
     seed(memory)
-    hits = memory.recall_cases("ATIMES", "the freight refund in July", k=5)
+    hits = memory.recall_cases("ATIMES", "the freight refund three weeks ago", k=5)
     assert {"C-OCT", "C-FEB"} <= {h.case_id for h in hits}
 
 

@@ -53,3 +53,12 @@ def test_a_question_naming_a_time_gets_its_span(query: str, expected: tuple[date
 )
 def test_a_question_naming_no_time_narrows_nothing(query: str) -> None:
     assert span(query, AS_OF) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "relative"),
+    [("invoices due on 2026-02-14", None), ("the call in March", None), ("from July to October", None),
+     ("the call last week", (d(3, 4), d(3, 18)))],
+)  # fmt: skip
+def test_relative_only_reads_no_date_or_month(query: str, relative: tuple[datetime, datetime] | None) -> None:
+    assert span(query, AS_OF, absolute=False) == relative

@@ -285,9 +285,11 @@ class EpisodicMemory:
         ``include_archived`` also searches the archive (entries past retention) by the document
         numbers the query names; such hits rank after live document matches and say ``archived``.
         ``profile``: a name of :data:`~connector.recall.profiles.CASE_PROFILES` or a :class:`Fusion`
-        (default ``case``). Time the query names ("last week", "in March", a date; against
-        ``as_of``, else now: :mod:`connector.recall.when`) ranks only the cases of that time (none
-        cut by the dense threshold: the time is the evidence), or all of them when none is of that time.
+        (default ``case``). Relative time in the query ("last week", "two days ago", "the
+        past two months"; against ``as_of``, else now: :mod:`connector.recall.when`) ranks only the
+        cases of that time (none cut by the dense threshold: the time is the evidence), or all of them
+        when none is of that time. A date or month the query names is matched by the cases' date
+        terms instead (a boost, not a filter): in ERP text it often names a due or document date.
         """
         scope = self._scope(customer_id, tenant)
         if not isinstance(query, str) or not query.strip():
@@ -304,7 +306,7 @@ class EpisodicMemory:
         search = RecallQuery(query, shared_query, query_doc_keys(query))
         search.vector = self._recall.embed(query, shared_query)  # beside the rows' reads
         params = self._params(scope, case_type, as_of)
-        named = when.span(query, as_of or self.clock.now())
+        named = when.span(query, as_of or self.clock.now(), absolute=False)
         with read_connection(self.engine) as conn:
             ranked: list[tuple[Any, Fused]] = []
             if named is not None:  # the cases of that time first; all of them when none matches

@@ -56,10 +56,12 @@ def _month_span(year: int, month: int, as_of: datetime) -> tuple[datetime, datet
     return start, end
 
 
-def span(query: str, as_of: datetime) -> tuple[datetime, datetime] | None:
-    """The dates ``query`` points at (see the module doc), or None."""
+def span(query: str, as_of: datetime, *, absolute: bool = True) -> tuple[datetime, datetime] | None:
+    """The dates ``query`` points at (see the module doc), or None. ``absolute=False``: relative
+    time only ("last week", "two days ago"), for texts whose dates the lexical index already holds
+    (a case's date terms), where "due on 2025-12-28" or "in March" may name what the case is about."""
     text = query.lower()
-    iso = _ISO.search(text)
+    iso = _ISO.search(text) if absolute else None
     if iso:
         try:
             day = as_of.replace(
@@ -112,6 +114,8 @@ def span(query: str, as_of: datetime) -> tuple[datetime, datetime] | None:
         if word == "last month":
             return today - timedelta(days=62), today
         return today - timedelta(days=730), today  # last year
+    if not absolute:
+        return None
     months = _MONTH_RANGE.search(text)
     if months:
         first, last_month = _MONTHS[months[1]], _MONTHS[months[2]]
