@@ -63,11 +63,11 @@ DATA = (
     / "data"
     / "longmemeval_dev.json.gz"
 )
-# name -> what RecallOptions.profile gets; "fixed" is the hybrid with a fixed lexical weight (the
-# default before its weight followed the history's size, Fusion.small_scope_weight)
+# name -> what RecallOptions.profile gets; "before" is the default before the lexical weight
+# followed the turns' length (Fusion.long_text_weight), its small-scope pull towards 0.5
 PROFILES: dict[str, Any] = {
     "dialogue": "dialogue",
-    "fixed": Fusion(),
+    "before": Fusion(small_scope_weight=0.5),
     "lexical": "lexical",
     "dense": "dense",
 }

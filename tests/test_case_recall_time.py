@@ -75,5 +75,7 @@ def test_case_recall_takes_its_own_profiles_per_call(memory: Memory) -> None:
     seed(memory)
     lexical = memory.recall_cases("ATIMES", "tax exempt", k=5, profile="lexical")
     assert [h.case_id for h in lexical] == ["C-TAX"]  # BM25 alone: only the case holding the words
-    with pytest.raises(InvalidCaseError, match="profile must be one of \\['case', 'dense', 'lexical'\\]"):
-        memory.recall_cases("ATIMES", "tax exempt", profile="dialogue")
+    with pytest.raises(
+        InvalidCaseError, match="profile must be one of \\['case', 'dense', 'dialogue', 'lexical'\\]"
+    ):
+        memory.recall_cases("ATIMES", "tax exempt", profile="plain")

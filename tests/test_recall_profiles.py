@@ -33,8 +33,10 @@ def test_each_recall_takes_only_its_own_profile_names() -> None:
     assert check_profile("dialogue", TURN_PROFILES) is None
     assert check_profile(None, CASE_PROFILES) is None
     assert check_profile(Fusion(method="rrf"), CASE_PROFILES) is None
-    problem = check_profile("dialogue", CASE_PROFILES)
-    assert problem == "profile must be one of ['case', 'dense', 'lexical'] or a Fusion, got 'dialogue'"
+    problem = check_profile("plain", CASE_PROFILES)
+    assert (
+        problem == "profile must be one of ['case', 'dense', 'dialogue', 'lexical'] or a Fusion, got 'plain'"
+    )
 
 
 @pytest.mark.parametrize("profiles", [TURN_PROFILES, CASE_PROFILES])
@@ -61,3 +63,21 @@ def test_session_aggregation_lifts_the_turns_of_the_strongest_session() -> None:
 
     assert order(Fusion(session_weight=0.0)) == [0, 2, 1]
     assert order(Fusion(session_weight=0.3)) == [0, 1, 2]
+
+
+def test_over_long_turns_the_words_count_more_than_over_chat_lines() -> None:
+    # a long answer holds the asked words (BM25 sees all of it) but embeds a little further than a
+    # short turn on the topic; the embedder's window blurs long texts, so their scope leans lexical
+    cosines = [0.40, 0.65, *[0.10 + 0.01 * i for i in range(18)]]
+    lexical: list[LexicalScore | None] = [LexicalScore(6.0, ("router", "firmware"), 12.0), *[None] * 19]
+    query, vectors = unit_vectors(*cosines)
+
+    def first(mean_length: float) -> int:
+        found = fuse(
+            query, vectors, lexical, [()] * len(cosines), set(), k=3, threshold=0.0,
+            fusion=TURN_PROFILES[DEFAULT_TURN_PROFILE], mean_length=mean_length, scope_size=500,
+        )  # fmt: skip
+        return found[0].index
+
+    assert first(15.0) == 1  # chat-length turns: the dense side decides
+    assert first(300.0) == 0  # long turns: the turn holding the words

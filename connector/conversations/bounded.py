@@ -82,6 +82,7 @@ def rank(
         cosines=([float(dense[i]) for i in chosen], [float(ranking[i]) for i in chosen]),
         scope_size=int(allowed.sum()),
         groups=snap.session_code[chosen].tolist() if fusion.session_weight else None,
+        mean_length=float(snap.lengths[:n][allowed].mean()) if fusion.long_text_weight is not None else None,
     )  # fmt: skip
     out = []
     for r in ranked:

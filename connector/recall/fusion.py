@@ -195,6 +195,7 @@ def fuse(
     cosines: tuple[list[float], list[float]] | None = None,
     scope_size: int | None = None,
     groups: Sequence[int] | None = None,
+    mean_length: float | None = None,
 ) -> list[Fused]:
     """Top ``k`` candidates: queried documents first, then by fused score, weak ones cut.
 
@@ -203,7 +204,8 @@ def fuse(
     ``fusion.hedge_yes_no``. ``cosines``: each candidate's cosine and centred score, computed by the
     caller (turn recall centres on the customer's whole history, not on its candidates); ``vectors``
     is then not read. ``scope_size``: how many entries the scope holds (default: the candidates).
-    ``groups``: each candidate's session, for ``fusion.session_weight`` (None: no sessions)."""
+    ``groups``: each candidate's session, for ``fusion.session_weight`` (None: no sessions).
+    ``mean_length``: the scope's mean lexical length in tokens, for ``fusion.long_text_weight``."""
     n = len(lexical) if cosines is not None else len(vectors)
     if n == 0:
         return []
@@ -221,6 +223,9 @@ def fuse(
     weight = (
         _lexical_weight(fusion, parts, held, shared, query_weight) if fusion.method == "weighted" else 0.0
     )
+    long_weight = fusion.long_text_weight
+    if long_weight is not None and mean_length and weight < long_weight and held:
+        weight += (long_weight - weight) * mean_length / (mean_length + fusion.long_text)
     if fusion.small_scope_weight is not None and weight < fusion.small_scope_weight and held:
         size = n if scope_size is None else scope_size
         pull = fusion.small_scope / (size + fusion.small_scope)

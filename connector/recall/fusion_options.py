@@ -39,3 +39,9 @@ class Fusion:
     # times the best fused score among the candidates of its session (0: off), so the turns of the
     # session that holds the strongest evidence rise together (an answer beside the question it answers).
     session_weight: float = 0.0
+    # Long texts (turn recall): the embedder reads a window of ~256 tokens and pools it, so over long
+    # turns (assistant answers of hundreds of words) its score blurs while BM25 still sees every
+    # word; the lexical weight moves towards ``long_text_weight`` by L / (L + long_text) for a mean
+    # lexical length of L tokens over the scope (None: off). Chat-length turns (~20 tokens) barely move.
+    long_text_weight: float | None = None
+    long_text: float = 100.0
