@@ -9,29 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
 import httpx
 import pytest
 import sqlalchemy as sa
+from field_match import NOW, Expect, mismatches, stored, sync, sync_sap
 from sqlalchemy.engine import Engine
 
 from connector.adapters.acumatica import AcumaticaAdapter, contract
-from connector.adapters.sap import SAPAdapter
 from connector.clock import FrozenClock
-from connector.memory import Memory
 from connector.semantic.upsert import case_t, document_t, party_t
-from connector.settings import Settings, SyncSettings, TenantSettings
+from connector.settings import SyncSettings
 from connector.testing import FakeAcumatica
 from connector.testing.acumatica import ALL_VERSIONS
 from connector.testing.acumatica_schema import ENTITIES as ENTITY_DEFS
 from connector.testing.acumatica_schema import view
 from connector.testing.sap import FakeSAP
-
-NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
-Expect = Callable[[Mapping[str, Any]], Any]
 
 
 def _num(value: Any) -> Decimal | None:
@@ -44,42 +40,6 @@ def _day(value: Any) -> date | None:
 
 def _linked(name: str, field: str) -> Expect:
     return lambda values: (values.get(name) or {}).get(field)
-
-
-def sync(engine: Engine, tenant: TenantSettings, factory: Callable[[TenantSettings], Any]) -> None:
-    settings = Settings(tenants=[tenant], sync=SyncSettings(lookback_seconds=0))
-    memory = Memory(settings, clock=FrozenClock(NOW), engine=engine, llm=None)
-    report = memory.sync_runner(adapter_factory=factory).run()
-    assert report.ok, [r.error for r in report.results]
-
-
-def stored(engine: Engine, table: sa.Table, **where: str) -> dict[str, Any]:
-    query = sa.select(table).where(*(table.c[k] == v for k, v in where.items()))
-    with engine.connect() as conn:
-        return {row.external_id: row for row in conn.execute(query)}
-
-
-def mismatches(
-    rows: Mapping[str, Any], source: Mapping[str, Mapping[str, Any]], columns: Mapping[str, Expect]
-) -> list[str]:
-    """``key.column: stored != expected`` for every difference, and keys missing on either side."""
-    found = [f"{key}: not stored" for key in source if key not in rows]
-    found += [f"{key}: stored but not in the fake" for key in rows if key not in source]
-    for key, values in source.items():
-        row = rows.get(key)
-        if row is None:
-            continue
-        for column, expect in columns.items():
-            want = expect(values)
-            got = row.extra.get(column[6:]) if column.startswith("extra.") else getattr(row, column)
-            if isinstance(want, float | Decimal):
-                want = Decimal(str(want))
-                got = Decimal(got) if isinstance(got, str) else got  # a decimal in extra: its text
-            if isinstance(got, datetime) and isinstance(want, datetime):
-                want = want.astimezone(UTC).replace(microsecond=want.microsecond // 1000 * 1000)
-            if got != want:
-                found.append(f"{key}.{column}: stored {got!r}, the fake has {want!r}")
-    return found
 
 
 CUSTOMER: dict[str, Expect] = {
@@ -316,16 +276,6 @@ def sync_acumatica(engine: Engine, fake: FakeAcumatica, version: str, streams: l
         engine,
         tenant,
         lambda t: AcumaticaAdapter(t, sync=SyncSettings(), clock=FrozenClock(NOW), transport=transport),
-    )
-
-
-def sync_sap(engine: Engine, fake: FakeSAP, stream: str) -> None:
-    tenant = fake.tenant_settings(name="erp", page_size=20, streams=[stream])
-    transport = fake.transport()
-    sync(
-        engine,
-        tenant,
-        lambda t: SAPAdapter(t, sync=SyncSettings(), clock=FrozenClock(NOW), transport=transport),
     )
 
 

@@ -11,67 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from field_match import Expect, mismatches, stored, sync_sap
 from sqlalchemy.engine import Engine
 
-from connector.adapters.sap import SAPAdapter
-from connector.clock import FrozenClock
-from connector.memory import Memory
 from connector.semantic.upsert import document_t, party_t
-from connector.settings import Settings, SyncSettings
 from connector.testing.sap import FakeSAP
 from connector.testing.sap_data import sales_order_items
 from connector.testing.sap_items import item_key
 
-NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
-Expect = Callable[[Mapping[str, Any]], Any]
 _CLEARING = {"A": "open", "B": "partially_cleared", "C": "cleared"}
-
-
-def sync(engine: Engine, fake: FakeSAP, stream: str) -> None:
-    tenant = fake.tenant_settings(name="erp", page_size=20, streams=[stream])
-    settings = Settings(tenants=[tenant], sync=SyncSettings(lookback_seconds=0))
-    memory = Memory(settings, clock=FrozenClock(NOW), engine=engine, llm=None)
-    transport = fake.transport()
-    report = memory.sync_runner(
-        adapter_factory=lambda t: SAPAdapter(
-            t, sync=SyncSettings(), clock=FrozenClock(NOW), transport=transport
-        )
-    ).run()
-    assert report.ok, [r.error for r in report.results]
-
-
-def stored(engine: Engine, table: sa.Table, **where: str) -> dict[str, Any]:
-    query = sa.select(table).where(*(table.c[k] == v for k, v in where.items()))
-    with engine.connect() as conn:
-        return {row.external_id: row for row in conn.execute(query)}
-
-
-def mismatches(
-    rows: Mapping[str, Any], source: Mapping[str, Mapping[str, Any]], columns: Mapping[str, Expect]
-) -> list[str]:
-    """``key.column: stored != expected`` for every difference, and keys missing on either side."""
-    found = [f"{key}: not stored" for key in source if key not in rows]
-    found += [f"{key}: stored but not in the fake" for key in rows if key not in source]
-    for key, values in source.items():
-        row = rows.get(key)
-        if row is None:
-            continue
-        for column, expect in columns.items():
-            want = expect(values)
-            got = row.extra.get(column[6:]) if column.startswith("extra.") else getattr(row, column)
-            if isinstance(want, Decimal) and got is not None:
-                got = Decimal(str(got))
-            if isinstance(got, datetime) and isinstance(want, datetime):
-                want = want.astimezone(UTC).replace(microsecond=want.microsecond // 1000 * 1000)
-            if got != want:
-                found.append(f"{key}.{column}: stored {got!r}, the fake has {want!r}")
-    return found
 
 
 def _first_default(rows: list[Mapping[str, Any]], flag: str, value: str) -> str | None:
@@ -210,7 +162,7 @@ def test_every_stored_column_equals_the_fakes_value(engine: Engine, version: Any
         odata_version=version,
     )
     case = CASES[stream]
-    sync(engine, fake, stream)
+    sync_sap(engine, fake, stream)
     rows = stored(engine, case.table, tenant="erp", **case.where)
     source = case.records(fake)
     assert len(source) > 5
