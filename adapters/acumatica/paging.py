@@ -32,8 +32,12 @@ _MAX_OVERLAP = 100
 
 
 def overlap_for(page_size: int) -> int:
-    """Rows re-read at each page boundary: a tenth of the page, 1 to 100."""
-    return max(1, min(_MAX_OVERLAP, page_size // 10))
+    """Rows re-read at each page boundary: a fiftieth of the page, 2 to 100 (20 for the default
+    1,000). The overlap is how many deletions between two page requests of one read (about a
+    second apart) are absorbed without a fresh start; a tenth of the page (the earlier rule)
+    rendered, sent and decoded 10% more rows on every read for a churn no ERP shows in a second,
+    and a fresh start still keeps a larger one correct."""
+    return max(2, min(_MAX_OVERLAP, page_size // 50))
 
 
 def _identity(row: Any) -> Hashable:
