@@ -38,7 +38,12 @@ class SyncRun(SQLModel, table=True):
     """One row per sync run of one (tenant, stream)."""
 
     __tablename__ = "sync_run"
-    __table_args__ = (sa.Index("ix_sync_run_stream", "tenant", "stream", "started_at"),)
+    __table_args__ = (
+        sa.Index("ix_sync_run_stream", "tenant", "stream", "started_at"),
+        # ``sync status``: each stream's latest run, its latest successful ones, failures since.
+        sa.Index("ix_sync_run_latest", "tenant", "stream", "id"),
+        sa.Index("ix_sync_run_outcome", "tenant", "stream", "status", "id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     tenant: str = Field(max_length=64)

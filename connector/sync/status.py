@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from connector.sync.runlog import run_t
 from connector.sync.state import all_states
@@ -49,6 +49,36 @@ _RECENT_RUNS = 20  # runs per stream looked at for a watermark held run after ru
 _FROZEN_AFTER = timedelta(days=1)  # beyond the lookback and SAP's whole days
 
 
+_TENANT: Any = sa.bindparam("tenant")
+_STREAM: Any = sa.bindparam("stream")
+_LATEST = (
+    sa.select(run_t)
+    .where(run_t.c.tenant == _TENANT, run_t.c.stream == _STREAM)
+    .order_by(run_t.c.id.desc())
+    .limit(1)
+)
+_RECENT_OK = (
+    sa.select(run_t.c.id, run_t.c.watermark_held, run_t.c.latest_stamp, run_t.c.window_end)
+    .where(run_t.c.tenant == _TENANT, run_t.c.stream == _STREAM, run_t.c.status == "ok")
+    .order_by(run_t.c.id.desc())
+    .limit(_RECENT_RUNS)
+)
+_FAILURES_AFTER = sa.select(sa.func.count()).where(
+    run_t.c.tenant == _TENANT,
+    run_t.c.stream == _STREAM,
+    run_t.c.status.in_(("failed", "abandoned")),
+    run_t.c.id > sa.bindparam("after"),
+)
+
+
+def _run_keys(conn: Connection, tenant: str | None) -> list[tuple[str, str]]:
+    """Every (tenant, stream) with runs: the distinct prefixes of the (tenant, stream, id) index."""
+    query = sa.select(run_t.c.tenant, run_t.c.stream).distinct()
+    if tenant is not None:
+        query = query.where(run_t.c.tenant == tenant)
+    return [(r.tenant, r.stream) for r in conn.execute(query)]
+
+
 def sync_status(
     engine: Engine,
     *,
@@ -61,56 +91,19 @@ def sync_status(
     """Status of every stream that has state or runs (optionally of one tenant), sorted by name."""
     with engine.connect() as conn:
         states = {(s.tenant, s.stream): s for s in all_states(conn)}
-        latest = conn.execute(
-            sa.select(run_t).where(
-                run_t.c.id.in_(sa.select(sa.func.max(run_t.c.id)).group_by(run_t.c.tenant, run_t.c.stream))
-            )
-        ).all()
-        last_ok = {
-            (r.tenant, r.stream): (r.id, r.window_end)
-            for r in conn.execute(
-                sa.select(run_t.c.tenant, run_t.c.stream, run_t.c.id, run_t.c.window_end).where(
-                    run_t.c.id.in_(
-                        sa.select(sa.func.max(run_t.c.id))
-                        .where(run_t.c.status == "ok")
-                        .group_by(run_t.c.tenant, run_t.c.stream)
-                    )
-                )
-            )
-        }
-        # Failed runs are few: read them once and count, per stream, those after its last ok run.
-        failures_after_ok: dict[tuple[str, str], int] = {}
-        for r in conn.execute(
-            sa.select(run_t.c.tenant, run_t.c.stream, run_t.c.id).where(
-                run_t.c.status.in_(("failed", "abandoned"))
-            )
-        ):
-            key = (r.tenant, r.stream)
-            after = r.id > last_ok.get(key, (0, None))[0]
-            failures_after_ok[key] = failures_after_ok.get(key, 0) + int(after)
-        # The latest successful runs of every stream in one windowed read (not one query per stream).
-        ranked = (
-            sa.select(
-                run_t.c.tenant,
-                run_t.c.stream,
-                run_t.c.watermark_held,
-                run_t.c.latest_stamp,
-                run_t.c.window_end,
-                sa.func.row_number()
-                .over(partition_by=(run_t.c.tenant, run_t.c.stream), order_by=run_t.c.id.desc())
-                .label("recent"),
-            )
-            .where(run_t.c.status == "ok", *([run_t.c.tenant == tenant] if tenant is not None else []))
-            .subquery()
-        )
+        keys = _run_keys(conn, tenant)
+        # Per stream a few short ranges of the (tenant, stream, id) and (tenant, stream, status, id)
+        # indexes, read backwards: a grouped or windowed read over every run scans them all.
+        runs: dict[tuple[str, str], Any] = {}
         recent: dict[tuple[str, str], list[Any]] = {}
-        for r in conn.execute(
-            sa.select(ranked)
-            .where(ranked.c.recent <= _RECENT_RUNS)
-            .order_by(ranked.c.tenant, ranked.c.stream, ranked.c.recent)
-        ):
-            recent.setdefault((r.tenant, r.stream), []).append(r)
-    runs = {(r.tenant, r.stream): r for r in latest}
+        failures_after_ok: dict[tuple[str, str], int] = {}
+        for key in keys:
+            bind = {"tenant": key[0], "stream": key[1]}
+            runs[key] = conn.execute(_LATEST, bind).first()
+            recent[key] = conn.execute(_RECENT_OK, bind).all()
+            after = recent[key][0].id if recent[key] else 0
+            failures_after_ok[key] = conn.execute(_FAILURES_AFTER, {**bind, "after": after}).scalar_one()
+    last_ok = {key: (oks[0].id, oks[0].window_end) for key, oks in recent.items() if oks}
     out: list[StreamStatus] = []
     for key in sorted(set(states) | set(runs)):
         if tenant is not None and key[0] != tenant:
