@@ -100,7 +100,7 @@ def sync_status(
         for key in keys:
             bind = {"tenant": key[0], "stream": key[1]}
             runs[key] = conn.execute(_LATEST, bind).first()
-            recent[key] = conn.execute(_RECENT_OK, bind).all()
+            recent[key] = list(conn.execute(_RECENT_OK, bind))
             after = recent[key][0].id if recent[key] else 0
             failures_after_ok[key] = conn.execute(_FAILURES_AFTER, {**bind, "after": after}).scalar_one()
     last_ok = {key: (oks[0].id, oks[0].window_end) for key, oks in recent.items() if oks}
