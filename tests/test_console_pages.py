@@ -1,8 +1,9 @@
-"""The console's Customers and Erase pages and its scopes, in process (Starlette's test client
+"""The console's Customers, Erase and Audit pages and its scopes, in process (Starlette's test client
 over SQLite): what each page shows against the stores, escaping, and what a token may see."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
@@ -12,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 from starlette.testclient import TestClient
 
-from connector.audit import list_events
+from connector.audit import list_events, record
 from connector.clock import FrozenClock
 from connector.console import build_app, serve
 from connector.episodic.tables import ENTRIES
@@ -192,3 +193,33 @@ def test_erase_needs_the_typed_id_and_reports_what_each_store_removed(memory: Me
 def test_off_loopback_the_console_refuses_to_start_without_a_usable_token(settings: Settings) -> None:
     with Memory(settings, llm=None) as memory, pytest.raises(ConfigError, match="token"):
         serve(memory, host="0.0.0.0", port=0)
+
+
+def test_the_audit_page_lists_the_events_the_principal_may_see_with_its_filters(memory: Memory) -> None:
+
+    record(memory.engine, "ops", "mcp.get_context", NORTH, "C1", at=NOW - timedelta(hours=2))
+    record(memory.engine, "ops", "mcp.get_context", NORTH, "C2", at=NOW - timedelta(hours=1))
+    record(memory.engine, "<b>bot</b>", "mcp.recall", SOUTH, "C1", at=NOW - timedelta(days=3))
+    ops, reader = client(memory, ERASER), client(memory, READER)
+
+    def shown(page: str) -> list[tuple[str, str, str, str]]:
+        rows = re.findall(r'<tr data-id="\d+">\s*<td>[^<]*</td>\s*<td>([^<]*)</td>\s*<td>([^<]*)</td>'
+                          r'\s*<td>([^<]*)</td>\s*<td>(?:<a [^>]*>)?([^<]*)', page)  # fmt: skip
+        return [tuple(r) for r in rows]
+
+    stored = [(e.who, e.action, e.tenant or "—", e.customer_id or "—") for e in list_events(memory.engine)]
+    every = ops.get("/audit").text  # its own view is recorded after the page's read
+    assert [(html.unescape(r[0]), *r[1:]) for r in shown(every)] == stored
+    assert ("&lt;b&gt;bot&lt;/b&gt;", "mcp.recall", SOUTH, "C1") in shown(every) and "<b>bot" not in every
+    for name in ("who", "action", "tenant", "customer", "since"):
+        assert f'<label for="{name}">' in every and f'id="{name}" name="{name}"' in every
+    assert shown(ops.get("/audit", params={"action": "mcp", "customer": "C2"}).text) == [
+        ("ops", "mcp.get_context", NORTH, "C2")
+    ]
+    since = ops.get("/audit", params={"action": "mcp", "since": "2026-03-01"}).text
+    assert {r[3] for r in shown(since)} == {"C1", "C2"}  # the recall of 3 days ago is older
+    assert ops.get("/audit", params={"since": "yesterday"}).status_code == 400
+
+    scoped = shown(reader.get("/audit", params={"action": "mcp"}).text)
+    assert scoped == [("ops", "mcp.get_context", NORTH, "C1")]  # not C2 of its tenant, not south
+    assert shown(reader.get("/audit", params={"tenant": SOUTH}).text) == []

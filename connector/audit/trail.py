@@ -112,11 +112,13 @@ def list_events(
     since: datetime | None = None,
     until: datetime | None = None,
     tenants: frozenset[str] | None = None,
+    customers: frozenset[str] | None = None,
     limit: int = 100,
 ) -> list[Event]:
     """Events newest first. ``action`` matches itself and its sub-actions (``mcp`` matches
     ``mcp.get_context``); ``since`` is inclusive, ``until`` exclusive; ``tenants`` limits the
-    result to those tenants (a scoped caller's view: None = all)."""
+    result to those tenants and ``customers`` (canonical ids) to those customers (a scoped caller's
+    view: None = all)."""
     query = sa.select(audit_t).order_by(audit_t.c.at.desc(), audit_t.c.id.desc()).limit(max(1, limit))
     if who is not None:
         query = query.where(audit_t.c.who == who)
@@ -132,6 +134,8 @@ def list_events(
         query = query.where(audit_t.c.at < until)
     if tenants is not None:
         query = query.where(audit_t.c.tenant.in_(sorted(tenants)))
+    if customers is not None:
+        query = query.where(audit_t.c.customer_id.in_(sorted(customers)))
     if isinstance(engine, Connection):
         rows = engine.execute(query).all()
     else:

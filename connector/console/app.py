@@ -10,7 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from connector.console.pages import context, customer, erase, login, sync
+from connector.console.pages import audit, context, customer, erase, login, sync
 from connector.console.principals import Keyring
 from connector.console.web import Console, View, endpoint, redirect
 from connector.memory import Memory
@@ -37,6 +37,7 @@ def build_app(memory: Memory, *, loopback: bool = True, hosts: Iterable[str] | N
         Route("/customer", endpoint(customer.customer)),
         Route("/context", endpoint(context.playground)),
         Route("/erase", endpoint(erase.erase), methods=["GET", "POST"]),
+        Route("/audit", endpoint(audit.events)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, max_body_size=MAX_BODY)
