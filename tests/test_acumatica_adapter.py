@@ -26,6 +26,7 @@ from connector.errors import (
 )
 from connector.settings import SyncSettings
 from connector.testing import FakeAcumatica, Fault
+from connector.testing.acumatica import ALL_VERSIONS
 
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 WATERMARK = datetime(2026, 1, 15, 6, 0, 0, 250000, tzinfo=UTC)  # after all generated data
@@ -567,3 +568,20 @@ def test_the_filter_is_url_encoded_so_the_offset_sign_survives(
     (query,) = [q for q in queries if b"filter" in q]
     assert b"datetimeoffset%272026-01-15T06%3A00%3A00.250%2B00%3A00%27" in query
     assert b"+00:00" not in query
+
+
+def test_on_26_a_record_is_read_by_the_same_id_as_on_older_versions(clock: FrozenClock) -> None:
+    """26.200.001's ``Type`` key is a select value whose ID (``INV``) the by-key URL takes; the id
+    keeps the description (``Invoice/AR...``), so the adapter filters on the number and matches it."""
+    fake = FakeAcumatica(seed=3, clock=clock, customers=5, invoices=12, versions=ALL_VERSIONS)
+    key = fake.keys("Invoice")[0]
+    with adapter_for(fake, clock, version="26.200.001") as adapter:
+        record = adapter.get("Invoice", key)
+        found = adapter.find("Invoice", key)
+        with pytest.raises(ERPNotFound):
+            adapter.get("Invoice", key.split("/")[0] + "/NO-SUCH-NUMBER")
+    assert isinstance(record, DocumentRecord) and record.external_id == key
+    assert isinstance(found, DocumentRecord) and found.external_id == key
+    assert record.extra["type_code"] != key.split("/")[0]  # the ID really differs from the description
+    filters = [c.params["$filter"] for c in fake.list_requests("Invoice")]
+    assert filters and all(f.startswith("ReferenceNbr eq ") and "Type" not in f for f in filters)

@@ -359,6 +359,12 @@ class AcumaticaAdapter:
             keys = spec.split_external_id(external_id)
         except ValueError as exc:
             raise ERPNotFound(str(exc), tenant=self.tenant) from None
+        if spec.select_keys_at(self.version):
+            # the id holds a select value's description; the by-key URL takes its ID
+            found = self.find(stream, external_id)
+            if found is None:
+                raise ERPNotFound(f"Acumatica {spec.name} {external_id!r} does not exist", tenant=self.tenant)
+            return found
         row = self.client.get(spec.entity, keys, self._params(spec))
         return self._complete(spec, self._map_one(spec, row))
 
@@ -369,10 +375,14 @@ class AcumaticaAdapter:
             keys = spec.split_external_id(external_id)
         except ValueError:
             return None
+        selects = spec.select_keys_at(self.version)
+        # a select key's part is its description, which $filter does not take: filter on the other
+        # keys and match the description below (a number shared by two types reads both)
         condition = odata.all_of(
-            odata.compare(f, "eq", k) for f, k in zip(spec.key_fields, keys, strict=True)
+            odata.compare(f, "eq", k) for f, k in zip(spec.key_fields, keys, strict=True) if f not in selects
         )
-        rows = self.client.list(spec.entity, {**self._params(spec, filter_text=condition), "$top": "2"})
+        top = "50" if selects else "2"
+        rows = self.client.list(spec.entity, {**self._params(spec, filter_text=condition), "$top": top})
         matches = [row for row in rows if isinstance(row, Mapping) and spec.key_text(row) == external_id]
         return self._complete(spec, self._map_one(spec, matches[0])) if matches else None
 

@@ -226,7 +226,7 @@ def _ledger_document(
     return DocumentRecord(
         tenant=tenant,
         doc_type=doc_type,
-        external_id=f"{erp_type}/{number}",
+        external_id=f"{type_label or erp_type}/{number}",  # the same on every endpoint version
         number=number,
         party_kind=party_kind,
         party_external_id=v.required_text(record, party_field),

@@ -96,8 +96,25 @@ class AcumaticaStream:
 
     def external_id(self, record: Mapping[str, Any]) -> str:
         """The canonical external id: the key values joined by "/" (``Invoice/AR004821``). A select
-        value's ID is its key (``INV/AR004821`` on 26.200.001), as the server's by-key URL takes it."""
-        return "/".join(v.required_code(record, field) for field in self.key_fields)
+        value gives its description, as versions before 26.200.001 send the field: the id is the same
+        on every endpoint version, so a server moved to 26 re-keys nothing (its ID, ``INV``, is what
+        26's by-key URL takes: :meth:`select_keys_at`)."""
+        return "/".join(v.required_label(record, field) for field in self.key_fields)
+
+    def select_keys_at(self, version: str | None) -> tuple[str, ...]:
+        """The key fields endpoint ``version`` types as select values (``Type`` of Invoice and Bill on
+        26.200.001): their id part is a description, not the key the by-key URL or ``$filter`` take."""
+        if version is None:
+            return ()
+        selects = []
+        for name in self.key_fields:
+            try:
+                resolved = contract.resolve(version, self.entity, name)
+            except KeyError:
+                return ()  # a version without a published contract: its keys are taken as sent
+            if resolved is not None and resolved[1].endswith("SingleSelectValue"):
+                selects.append(name)
+        return tuple(selects)
 
     def key_text(self, record: Mapping[str, Any]) -> str | None:
         """The key for a problem report; None when the record lacks it."""

@@ -116,6 +116,13 @@ def label(record: Mapping[str, Any], name: str) -> str | None:
     return text(inner, "Description") or text(inner, "ID")
 
 
+def required_label(record: Mapping[str, Any], name: str) -> str:
+    value = label(record, name)
+    if value is None:
+        raise FieldError(name, "a non-empty value", None)
+    return value
+
+
 def custom_text(record: Mapping[str, Any], view_field: str) -> str | None:
     """One ``$custom`` field (``Document.CuryID``) as text; None when the response lacks it."""
     custom = record.get("custom")
