@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from datetime import UTC, datetime
 from typing import Any
 
 from connector.audit import Event, list_events
+from connector.audit.moments import moment
 from connector.commands._common import memory_from_settings, to_json
 from connector.errors import ConfigError
 
@@ -29,21 +29,6 @@ def register(sub: Any) -> None:
     parser.add_argument("--limit", type=int, default=100, help="how many events at most (default 100)")
     parser.add_argument("--json", action="store_true", help="print the events as JSON")
     parser.set_defaults(handler=_audit)
-
-
-def moment(flag: str, value: str | None) -> datetime | None:
-    """``--since``/``--until``: a date (midnight UTC) or an ISO date-time with a UTC offset."""
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise ConfigError(f"{flag}: expected a date like 2026-03-01 or 2026-03-01T12:00:00+00:00") from None
-    if parsed.tzinfo is None:
-        if len(value.strip()) > 10:
-            raise ConfigError(f"{flag}: give a UTC offset (e.g. +00:00) so the time is unambiguous")
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed
 
 
 def line(event: Event) -> str:

@@ -54,13 +54,3 @@ def query_doc_keys(query: str) -> set[str]:
     keys = extract_doc_keys(query)
     keys.update(m.group(1) for m in _PLAIN_NUMBER.finditer(query))
     return keys
-
-
-def matches(query_keys: set[str], entry_keys: Iterable[str]) -> tuple[str, ...]:
-    """Entry keys the query names, by full key or by the digits of a bare query number."""
-    hits = []
-    for key in entry_keys:
-        digits = key.rsplit("-", 1)[-1]
-        if key in query_keys or digits in query_keys:
-            hits.append(key)
-    return tuple(sorted(hits))

@@ -29,7 +29,7 @@ from connector.embeddings.base import Embedder
 from connector.embeddings.shared_query import SharedQuery
 from connector.episodic import erp_cases, lifecycle
 from connector.episodic.customers import require_known_customer
-from connector.episodic.documents import matches, query_doc_keys
+from connector.episodic.documents import query_doc_keys
 from connector.episodic.models import (
     CaseHit,
     EpisodicStats,
@@ -49,6 +49,7 @@ from connector.lexical import index as lexical
 from connector.lexical.tables import CASE_SOURCE
 from connector.llm import LLMClient
 from connector.recall import when
+from connector.recall.document_keys import matches
 from connector.recall.fusion import Fused, Fusion
 from connector.recall.lazy_vectors import LazyVectors
 from connector.recall.profiles import CASE_PROFILES, DEFAULT_CASE_PROFILE, check_profile, resolve

@@ -62,8 +62,8 @@ from itertools import chain
 import numpy as np
 
 from connector.embeddings.base import Vectors
-from connector.episodic.documents import matches
 from connector.lexical.bm25 import LexicalScore, idf
+from connector.recall.document_keys import matches
 from connector.recall.fusion_options import Fusion, FusionMethod, Normalise
 
 __all__ = ["Fused", "Fusion", "FusionMethod", "Normalise", "fuse"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from connector.audit import list_events
-from connector.commands.audit import moment
+from connector.audit.moments import moment
 from connector.console.web import PageError, View
 from connector.errors import ConfigError
 
