@@ -2,9 +2,9 @@
 ``/usr/bin/chromedriver`` by Selenium) over the demo's stores, with hostile names in the fake ERPs.
 
 Every page is checked against the stores it shows, for errors in the browser's console and for a
-label on every form field; the erase flow runs end to end. A name or id with markup shows as text
-and runs nothing. ``CONSOLE_SCREENSHOTS=DIR`` saves a PNG of each page there (the docs'
-screenshots are made so).
+label on every form field; the erase flow runs end to end and the Audit page shows it as stored. A
+name or id with markup shows as text and runs nothing. ``CONSOLE_SCREENSHOTS=DIR`` saves a PNG of
+each page there (the docs' screenshots are made so).
 """
 
 from __future__ import annotations
@@ -251,6 +251,25 @@ def test_every_page_shows_the_stores_escaped_and_erases_end_to_end(
         )
     visit(browser, f"{console}/customer?" + urlencode({"tenant": ACUMATICA, "id": other}))
     assert "erased" in text(browser, "#erasure")
+
+    # Audit: the form's filters give the events as stored, newest first (the erase just done too)
+    visit(browser, f"{console}/audit", "audit")
+    browser.find_element(By.ID, "action").send_keys("console.erase")
+    browser.find_element(By.ID, "customer").send_keys(other)
+    browser.find_element(By.CSS_SELECTOR, "form[role=search] button[type=submit]").click()
+    _check(browser, None)
+    with db(demo) as conn:
+        stored = conn.execute(
+            "SELECT who, action, tenant, customer_id, outcome FROM audit_event"
+            " WHERE action = 'console.erase' AND customer_id = ? ORDER BY at DESC, id DESC",
+            (other,),
+        ).fetchall()
+    shown = [
+        tuple(cell.text for cell in row.find_elements(By.CSS_SELECTOR, "td")[1:])
+        for row in browser.find_elements(By.CSS_SELECTOR, "#events tbody tr")
+    ]
+    assert shown == [tuple(v or "—" for v in event) for event in stored]
+    assert ("loopback", "console.erase", ACUMATICA, other, "ok") in shown
 
 
 def _without_clock(context: str) -> str:
