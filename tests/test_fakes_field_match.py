@@ -200,9 +200,9 @@ def _acumatica_customer(version: str) -> dict[str, Expect]:
 
 
 def _key(version: str, entity: str, *fields: str) -> Callable[[Mapping[str, Any]], str]:
-    """The external id: the key values joined by "/", a select value's ID from 26.200.001 on."""
-    wire = view(ENTITY_DEFS[entity], version)
-    return lambda v: "/".join(str(wire.code_of(field, v[field])) for field in fields)
+    """The external id: the key values joined by "/" as versions before 26.200.001 send them (a select
+    value's description, not its ID), the same on every version."""
+    return lambda v: "/".join(str(v[field]) for field in fields)
 
 
 def _acumatica(
