@@ -322,8 +322,15 @@ def run(args: argparse.Namespace) -> int:
         markup=False,
         highlight=False,
     )
+    server_settings = write_server_settings(settings)
+    console.print(
+        f"Web console over these stores: CONNECTOR_CONFIG_FILE={server_settings} connector console",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
     console.print("MCP client config (stdio) for an agent, IDE or desktop assistant (mcpServers):")
-    config = json.dumps(mcp_client_config(write_server_settings(settings)), indent=2)
+    config = json.dumps(mcp_client_config(server_settings), indent=2)
     console.print(config, markup=False, highlight=False, soft_wrap=True)
     return 0
 

@@ -38,6 +38,10 @@ def test_demo_runs_twice_and_prints_contexts(tmp_path: Path, capsys: pytest.Capt
     second = capsys.readouterr().out
     assert second.count("demo-dispute-") == first.count("demo-dispute-")
     assert_the_printed_mcp_config_serves_the_demo(second)
+    # the console line names the settings file of the demo's stores (the browser test serves it)
+    line = next(t for t in second.splitlines() if t.startswith("Web console over these stores:"))
+    settings_file = Path(line.split("CONNECTOR_CONFIG_FILE=", 1)[1].split()[0])
+    assert settings_file.is_file() and "[[tenants]]" in settings_file.read_text()
 
 
 def assert_the_printed_mcp_config_serves_the_demo(out: str) -> None:
