@@ -113,7 +113,7 @@ def episodic_clock() -> FrozenClock:
 @pytest.fixture
 def episodic_settings(tmp_path: Path, chroma_settings: ChromaSettings) -> Settings:
     # The episodic tests record cases for customers they name without syncing them (the guard
-    # against unknown customers has its own tests: tests/test_episodic_customers.py).
+    # against unknown customers has its own tests: tests/episodic/test_episodic_customers.py).
     return Settings(
         data_dir=tmp_path / "data",
         chroma=chroma_settings,

@@ -17,7 +17,7 @@ _ASCII_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 
 # Code points of categories Cc, Cf and Cs except newline (Unicode as of Python 3.11-3.13);
-# tests/test_context_quoting.py checks this table against the running Python's unicodedata.
+# tests/context/test_context_quoting.py checks this table against the running Python's unicodedata.
 _UNSAFE_RANGES = (
     (0x0, 0x9), (0xB, 0x1F), (0x7F, 0x9F), (0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD),
     (0x70F, 0x70F), (0x890, 0x891), (0x8E2, 0x8E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E),

@@ -4,7 +4,7 @@ A column is written when the canonical record (or child: contact, address, attri
 of the same name, or when it is sync bookkeeping (``content_hash``, ``synced_at``, ``deleted_at``);
 any other column (``id``, ``crm_case.episodic_hash``) is left to its default. Adding a column is
 therefore one model field, its migration and the record field of the same name:
-``tests/test_schema_migrations.py`` checks the first two agree, the layout follows by itself.
+``tests/db/test_schema_migrations.py`` checks the first two agree, the layout follows by itself.
 
 The functions that format a page for COPY and build SQLite's executemany rows are generated
 once per table from that column list, as straight-line code (one f-string per row, like the

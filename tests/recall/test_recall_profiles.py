@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pytest
+from test_fusion import ranked, speaker_turns, unit_vectors
 
 from connector.lexical.bm25 import LexicalScore
 from connector.recall.fusion import Fusion, fuse
@@ -16,7 +17,6 @@ from connector.recall.profiles import (
     check_profile,
     resolve,
 )
-from tests.test_fusion import ranked, speaker_turns, unit_vectors
 
 
 def test_a_customer_name_half_the_cases_share_does_not_reorder_case_recall() -> None:

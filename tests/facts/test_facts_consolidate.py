@@ -1,7 +1,7 @@
 """Consolidation: sessions → facts with one LLM call per scope (OpenAI mocked with respx).
 
 Sessions come from a tiny stand-in for the working-memory API so each behaviour is set up
-directly; tests/test_facts_working.py runs the same path against the real working memory.
+directly; tests/facts/test_facts_working.py runs the same path against the real working memory.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def test_sections_come_in_the_fixed_order(memory: Memory, context: ContextBuilde
     assert [s.name for s in result.sections] == list(SECTION_ORDER)
     assert SECTION_ORDER == ("today", "erp_facts", "open_documents", "erp_changes", "pinned", "learned_facts",
                              "past_cases", "earlier_conversations", "summary", "recent_turns")  # fmt: skip
-    # (earlier conversations are rendered only when there are some: tests/test_conversations.py)
+    # (earlier conversations are rendered only when there are some: tests/conversations/test_conversations.py)
     assert "2026-01-15 (Thursday), 12:00 UTC" in result.text
     assert result.warnings == ()
 
