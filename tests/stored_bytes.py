@@ -3,10 +3,11 @@ conversations' forget) check after a ``forget``, so "erased" means no byte left 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 
-def files_naming(root: Path, needles: list[bytes]) -> dict[str, list[bytes]]:
+def files_naming(root: Path, needles: Sequence[bytes]) -> dict[str, list[bytes]]:
     """Each file under ``root`` (relative path) with the needles it holds, as UTF-8 or UTF-16-LE bytes."""
     found: dict[str, list[bytes]] = {}
     for path in root.rglob("*"):

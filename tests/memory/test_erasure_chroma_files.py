@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+import stored_bytes
 from sqlalchemy.engine import Engine
 
 from connector.cli import main
@@ -87,15 +88,8 @@ def seed(memory: Memory) -> None:
     memory.recall_cases(CUSTOMER, PHRASE)  # the customer's metadata passes through Chroma's memory
 
 
-def files_naming(root: Path, needles: Sequence[bytes] = NEEDLES) -> dict[str, list[bytes]]:
-    found: dict[str, list[bytes]] = {}
-    for path in root.rglob("*"):
-        if path.is_file():
-            raw = path.read_bytes()
-            hits = [n for n in needles if n in raw or n.decode().encode("utf-16-le") in raw]
-            if hits:
-                found[str(path.relative_to(root))] = hits
-    return found
+def files_naming(root: Path) -> dict[str, list[bytes]]:
+    return stored_bytes.files_naming(root, NEEDLES)
 
 
 def segments(chroma_dir: Path) -> list[Path]:
