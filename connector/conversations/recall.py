@@ -27,7 +27,7 @@ from connector.db.reads import read_connection
 from connector.db.types import JSONType
 from connector.embeddings.shared_query import SharedQuery
 from connector.lexical.tokens import MAX_QUERY_CHARS
-from connector.recall import when
+from connector.recall import anchors, when
 from connector.recall.fusion import Fused, Fusion
 from connector.recall.profiles import TURN_PROFILES, check_profile, resolve
 from connector.recall.ranking import score_threshold
@@ -53,7 +53,8 @@ class RecallOptions:
     around each hit (0 and 0: a plain ranking, where a turn next to a better hit is a hit of its
     own); ``since``/``until``: only turns dated in that span; ``profile``: a name of
     :data:`PROFILES` or a :class:`~connector.recall.fusion.Fusion`; ``dates_in_query``: the
-    dates the query's words name (:mod:`connector.recall.when`) narrow the candidates."""
+    dates the query's words name (:mod:`connector.recall.when`), or the ERP event they anchor
+    time on (:mod:`connector.recall.anchors`), narrow the candidates."""
 
     before: int | None = None
     after: int | None = None
@@ -108,14 +109,18 @@ def recall(
     cutoff = conv.window_start()
     not_before = max(cutoff, options.since) if options.since is not None else cutoff
     ends = [t for t in (as_of, options.until) if t is not None]
-    named = when.span(text, as_of or conv.clock.now()) if options.dates_in_query else None
-    filters = Filters(not_before, min(ends) if ends else None, exclude_session, named)
+    moment = as_of or conv.clock.now()
+    named = when.span(text, moment) if options.dates_in_query else None
+    anchor = anchors.find(text) if options.dates_in_query else None
     window = before + after + 1
     search = RecallQuery(text, shared_query)
     with read_connection(conv.engine) as conn:
         state = generations.state(conn, scope)
         if state is None:  # nothing indexed for this customer: nothing embedded either
             return []
+        if anchor is not None:  # "before the credit hold": the customer's own ERP history dates it
+            named = anchors.resolve(conn, scope, anchor, moment) or named
+        filters = Filters(not_before, min(ends) if ends else None, exclude_session, named)
         search.vector = conv.ranking.embed(search.text, search.shared)
         snap = conv.scope_vectors.snapshot(conn, scope, conv.index, state)
         ranked = bounded.rank(

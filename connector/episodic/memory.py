@@ -48,7 +48,7 @@ from connector.erasure import Erasures
 from connector.lexical import index as lexical
 from connector.lexical.tables import CASE_SOURCE
 from connector.llm import LLMClient
-from connector.recall import when
+from connector.recall import anchors, when
 from connector.recall.document_keys import matches
 from connector.recall.fusion import Fused, Fusion
 from connector.recall.lazy_vectors import LazyVectors
@@ -291,6 +291,9 @@ class EpisodicMemory:
         cases of that time (none cut by the dense threshold: the time is the evidence), or all of them
         when none is of that time. A date or month the query names is matched by the cases' date
         terms instead (a boost, not a filter): in ERP text it often names a due or document date.
+        An ERP event the query anchors time on ("before the credit hold", "since the credit limit
+        was raised": :mod:`connector.recall.anchors`) is dated by the customer's ERP history and
+        narrows the same way; an event the history lacks narrows nothing.
         """
         scope = self._scope(customer_id, tenant)
         if not isinstance(query, str) or not query.strip():
@@ -307,8 +310,12 @@ class EpisodicMemory:
         search = RecallQuery(query, shared_query, query_doc_keys(query))
         search.vector = self._recall.embed(query, shared_query)  # beside the rows' reads
         params = self._params(scope, case_type, as_of)
-        named = when.span(query, as_of or self.clock.now(), absolute=False)
+        moment = as_of or self.clock.now()
+        named = when.span(query, moment, absolute=False)
+        anchor = anchors.find(query)
         with read_connection(self.engine) as conn:
+            if anchor is not None:  # "before the credit hold": the customer's own ERP history dates it
+                named = anchors.resolve(conn, scope, anchor, moment) or named
             ranked: list[tuple[Any, Fused]] = []
             if named is not None:  # the cases of that time first; all of them when none matches
                 spanned = {**params, "span_start": named[0], "span_end": named[1]}
