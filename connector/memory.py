@@ -398,12 +398,12 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
     ) -> RecordedCase:
         """Store a resolved case's factual outcome in episodic memory (see EpisodicMemory.record_case)."""
-        recorded = self.episodic.record_case(
-            customer_id, request, resolution, tenant=tenant, case_id=case_id, case_type=case_type,
-            occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript, metadata=metadata,
-        )  # fmt: skip
-        self.audit.wrote("case.record", self.tenant_name(tenant), customer_id)
-        return recorded
+        with self.audit.writing("case.record", self.tenant_name(tenant), customer_id):
+            return self.episodic.record_case(
+                customer_id, request, resolution, tenant=tenant, case_id=case_id, case_type=case_type,
+                occurred_at=occurred_at, documents=documents, pii=pii, transcript=transcript,
+                metadata=metadata,
+            )  # fmt: skip
 
     @translated
     @bounded_read
@@ -470,13 +470,12 @@ class Memory:
         ``occurred_at`` dates it (default now), ``external_id`` is the caller's message id."""
         scope = Scope.of(self.tenant_name(tenant), customer_id)
         self.customer_ids.require_not_variant(scope)
-        turn = self.working.record_turn(
-            session_id, customer_id, role, content, tenant=tenant, tool_name=tool_name,
-            tool_args=tool_args, tool_result=tool_result, agent_id=agent_id, workflow_id=workflow_id,
-            occurred_at=occurred_at, external_id=external_id,
-        )  # fmt: skip
-        self.audit.wrote("turn.record", scope.tenant, scope.customer_id)
-        return turn
+        with self.audit.writing("turn.record", scope.tenant, scope.customer_id):
+            return self.working.record_turn(
+                session_id, customer_id, role, content, tenant=tenant, tool_name=tool_name,
+                tool_args=tool_args, tool_result=tool_result, agent_id=agent_id, workflow_id=workflow_id,
+                occurred_at=occurred_at, external_id=external_id,
+            )  # fmt: skip
 
     @traced_memory(UPDATE_MEMORY, "working_pins", "session")
     @translated
@@ -507,16 +506,15 @@ class Memory:
             window_start=self.conversations.window_start(),
             allow_unknown_customers=allow,
         )  # fmt: skip
-        report = importer.run(records_of(source), skip_bad=skip_bad, progress=progress)
-        self.audit.wrote("conversations.import", self.tenant_name(tenant), None)
-        return report
+        # One event per import, which commits session by session: it is recorded after them.
+        with self.audit.writing("conversations.import", self.tenant_name(tenant), None):
+            return importer.run(records_of(source), skip_bad=skip_bad, progress=progress)
 
     @translated
     def pin(self, session_id: str, name: str, value: Any, *, source: str | None = None) -> PinnedValue:
         """Pin a value the workflow depends on; no summary ever rewrites it."""
-        pinned = self.working.pin(session_id, name, value, source=source)
-        self.audit.pinned(session_id)
-        return pinned
+        with self.audit.writing("pin", None, None):  # the pin's transaction names its session's scope
+            return self.working.pin(session_id, name, value, source=source)
 
     @traced_memory(CREATE_MEMORY, "learned_facts", "customer")
     @translated
@@ -534,12 +532,11 @@ class Memory:
         """Store a learned fact that has no home in the ERP (see FactStore.learn)."""
         scope = Scope.of(self.tenant_name(tenant), customer_id)
         self.customer_ids.require_not_variant(scope)
-        fact = self.facts.learn(
-            customer_id, content, tenant=tenant, importance=importance, agent_id=agent_id,
-            workflow_id=workflow_id, source=source,
-        )  # fmt: skip
-        self.audit.wrote("fact.learn", scope.tenant, scope.customer_id)
-        return fact
+        with self.audit.writing("fact.learn", scope.tenant, scope.customer_id):
+            return self.facts.learn(
+                customer_id, content, tenant=tenant, importance=importance, agent_id=agent_id,
+                workflow_id=workflow_id, source=source,
+            )  # fmt: skip
 
     @translated
     @bounded_read
@@ -651,7 +648,8 @@ class Memory:
         from connector.erasure.disk import scrub_relational
 
         scope = Scope.of(self.tenant_name(tenant), customer_id)
-        sweep = self.erasures.erase(scope)  # an earlier erasure of the customer left work in Chroma
+        with self.audit.erasing(scope.tenant, scope.customer_id) as erasure:  # one transaction with its event
+            sweep = self.erasures.erase(scope)  # an earlier erasure of the customer left work in Chroma
         removed: dict[str, int] = {}
         incomplete: list[ErasureIncomplete] = []
         for part in (self.episodic, self.conversations):
@@ -663,7 +661,7 @@ class Memory:
         removed.update(self.working.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.facts.forget(scope.customer_id, tenant=scope.tenant))
         removed.update(self.history.forget(scope.customer_id, tenant=scope.tenant))
-        removed["audit_events_scrubbed"] = self.audit.erased(scope.tenant, scope.customer_id)
+        removed["audit_events_scrubbed"] = self.audit.erased(erasure)
         scrub_relational(self.engine)
         unreached = [u for exc in incomplete for u in exc.unreached]
         if self._embedded_chroma is not None:  # even when Chroma itself could not be opened
@@ -719,6 +717,5 @@ class Memory:
     def lift_erasure(self, customer_id: str, *, tenant: str | None = None) -> bool:
         """Let a forgotten customer's memories be stored again (an operator's decision; logged)."""
         scope = Scope.of(self.tenant_name(tenant), customer_id)
-        lifted = self.erasures.lift(scope)
-        self.audit.wrote("erasure.lift", scope.tenant, scope.customer_id)
-        return lifted
+        with self.audit.writing("erasure.lift", scope.tenant, scope.customer_id):
+            return self.erasures.lift(scope)

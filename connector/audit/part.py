@@ -1,18 +1,22 @@
 """The audit trail as a part of a ``Memory``: events of its writes, erasures and retention.
 
+Each write's event is written in the write's own transaction (:mod:`connector.audit.pending`).
+
 ``who`` is the caller of the running request (:func:`connector.access.current_principal`): the
 MCP server and the console set it per request; the CLI and the Python API are ``cli``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from connector.access import current_principal
 from connector.audit import trail
+from connector.audit.pending import PendingEvent, announced
 from connector.clock import Clock
 from connector.settings import AuditSettings
 
@@ -23,43 +27,45 @@ class AuditRetention:
 
 
 class AuditTrail:
-    """Records the events of one deployment's writes (best-effort after the write commits)."""
+    """Records the events of one deployment's writes, in the write's own transaction."""
 
     def __init__(self, engine: Engine, *, clock: Clock, settings: AuditSettings) -> None:
         self.engine = engine
         self.clock = clock
         self.settings = settings
 
-    def wrote(self, action: str, tenant: str | None, customer_id: str | None) -> None:
-        """A write that committed: its event, or a WARNING when it cannot be stored."""
-        if self.settings.enabled:
-            trail.record_quietly(
-                self.engine, current_principal().name, action, tenant, customer_id, at=self.clock.now()
-            )
-
-    def pinned(self, session_id: str) -> None:
-        """A pin names only its session: the event takes the session's tenant and customer."""
+    @contextmanager
+    def writing(self, action: str, tenant: str | None, customer_id: str | None) -> Iterator[None]:
+        """Run a write whose transaction records its event; a failing insert fails the write.
+        A write that committed without writing it (an import: many transactions) records it
+        afterwards, or logs a WARNING when it cannot be stored."""
         if not self.settings.enabled:
+            yield
             return
-        from connector.working.tables import WorkSession
+        event = PendingEvent(current_principal().name, action, tenant, customer_id, self.clock.now())
+        with announced(event):
+            yield
+        if not event.written:
+            trail.record_quietly(self.engine, event.who, action, event.tenant, event.customer_id, at=event.at)
 
-        session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
-        try:
-            with self.engine.connect() as conn:
-                row = conn.execute(
-                    sa.select(session_t.c.tenant, session_t.c.customer_id).where(
-                        session_t.c.session_id == session_id.strip()
-                    )
-                ).first()
-        except Exception:
-            row = None
-        self.wrote("pin", row.tenant if row else None, row.customer_id if row else None)
-
-    def erased(self, tenant: str, customer_id: str) -> int:
-        """An erasure: earlier events lose the customer id; a tombstone without it is added.
-        Raises on failure (the erasure is not complete while events still name the customer)."""
+    @contextmanager
+    def erasing(self, tenant: str, customer_id: str) -> Iterator[PendingEvent]:
+        """Run the write of an erasure's tombstone: in its transaction, the customer's earlier
+        events lose its id and a tombstone event without it is added (also with audit disabled)."""
         who = current_principal().name
-        return trail.forget_customer(self.engine, who, tenant, customer_id, at=self.clock.now())
+        event = PendingEvent(who, trail.ERASE, tenant, customer_id, self.clock.now(), erases=True)
+        with announced(event):
+            yield event
+
+    def erased(self, erasure: PendingEvent) -> int:
+        """After an erasure's stores are emptied: events that still name the customer (written
+        while it ran) lose its id too; the tombstone event if the erasure's write left none.
+        Returns how many events were scrubbed. Raises on failure (the erasure is not complete
+        while events still name the customer)."""
+        tenant, customer_id = erasure.tenant or "", erasure.customer_id or ""
+        if not erasure.written:
+            return trail.forget_customer(self.engine, erasure.who, tenant, customer_id, at=erasure.at)
+        return erasure.scrubbed + trail.scrub_customer(self.engine, tenant, customer_id)
 
     def apply_retention(self) -> AuditRetention:
         """Delete events older than ``audit.retention_days``."""

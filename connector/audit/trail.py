@@ -2,11 +2,11 @@
 
 Transactions: :func:`record` writes in the connection it is given (the caller's transaction: the
 event commits or rolls back with the write) or, given an engine, in its own. The library's
-shortcuts (``Memory.record_turn``, ``pin``, ``record_case``, ``learn``) write their event right
-after the write commits, through :func:`record_quietly`: the write never fails because its event
-could not be stored; that event is then missing and a WARNING (action and tenant, never ids or
-content) says so. An erasure's tombstone and the scrubbing of the customer's earlier events run
-in one transaction (:func:`forget_customer`).
+shortcuts (``Memory.record_turn``, ``pin``, ``record_case``, ``learn``, ``lift_erasure``,
+``forget``'s tombstone) write their event in the write's own transaction
+(:mod:`connector.audit.pending`): a write whose event cannot be stored fails and is rolled back.
+Only an import, which commits session by session, records its one event afterwards through
+:func:`record_quietly` (a failure is a WARNING naming action and tenant, never ids or content).
 """
 
 from __future__ import annotations
@@ -149,15 +149,23 @@ def forget_customer(
 ) -> int:
     """An erasure: the customer's earlier events lose its id, and one tombstone event says an
     erasure happened (who, when, tenant; no customer id). Returns how many events were scrubbed."""
-    canonical = canonical_id(customer_id)
     with engine.begin() as conn:
-        scrubbed = conn.execute(
-            audit_t.update()
-            .where(audit_t.c.tenant == tenant, audit_t.c.customer_id == canonical)
-            .values(customer_id=None)
-        ).rowcount
+        scrubbed = scrub_customer(conn, tenant, customer_id)
         record(conn, principal_name, ERASE, tenant, None, at=at)
-    return scrubbed or 0
+    return scrubbed
+
+
+def scrub_customer(target: Engine | Connection, tenant: str, customer_id: str) -> int:
+    """Remove the customer's id from its events of ``tenant``; returns how many were changed."""
+    query = (
+        audit_t.update()
+        .where(audit_t.c.tenant == tenant, audit_t.c.customer_id == canonical_id(customer_id))
+        .values(customer_id=None)
+    )
+    if isinstance(target, Connection):
+        return target.execute(query).rowcount or 0
+    with target.begin() as conn:
+        return conn.execute(query).rowcount or 0
 
 
 def apply_retention(engine: Engine, *, now: datetime, days: int) -> int:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import IntegrityError
 
+from connector.audit.pending import write_announced
 from connector.embeddings.base import Vectors
 from connector.episodic.batch import NEAR_DUPLICATE, BatchView, EntryRow, key_of, known_hashes
 from connector.episodic.documents import extract_doc_keys, keys_for_documents, normalise_documents
@@ -219,6 +220,7 @@ class CaseWriter:
             view = BatchView.load(conn, cases, index)
             results = [self._apply(view, case, now, windows) for case in cases]
             view.write_rows(conn, self._counts)
+            write_announced(conn)  # Memory.record_case's event: commits with the case rows
         try:
             view.write_index(index, chroma_metadata)
         except StoreError as exc:

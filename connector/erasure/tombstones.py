@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from connector.audit.pending import write_announced
 from connector.clock import Clock
 from connector.db.chunks import chunks
 from connector.erasure.tables import ErasedCustomer, PendingErasure
@@ -58,6 +59,7 @@ class Erasures:
             earlier = self._pending(conn, **key)
             if not earlier:
                 conn.execute(pending_t.insert().values(**key, since=now))
+            write_announced(conn)  # forget's: earlier events scrubbed, its own added, with the tombstone
         return earlier
 
     def vectors_erased(self, scope: Scope) -> None:
@@ -84,6 +86,7 @@ class Erasures:
                     erased_t.c.tenant == scope.tenant, erased_t.c.customer_digest == digest
                 )
             ).rowcount
+            write_announced(conn)  # Memory.lift_erasure's event: commits with the lift
         if removed:
             log.warning(
                 "erasure lifted for a customer of tenant %s: its memories are stored again", scope.tenant

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from connector.audit.pending import write_announced
 from connector.clock import Clock
 from connector.db.reads import read_connection
 from connector.erasure import Erasures
@@ -223,6 +224,7 @@ class FactStore:
         with self.engine.begin() as conn:
             fact_id, _ = store_fact(conn, scope, fact, [label] if label else [], self.clock.now())
             row = conn.execute(sa.select(fact_t).where(fact_t.c.id == fact_id)).one()
+            write_announced(conn)  # Memory.learn's event: commits with the fact
         return to_fact(row)
 
     def top(

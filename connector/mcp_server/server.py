@@ -4,10 +4,11 @@ Built on the official ``mcp`` SDK's ``MCPServer``. Over HTTP every request must 
 ``Authorization: Bearer <secret>`` of a configured token (``access.tokens``, or the single
 ``mcp.token_env`` one; see :mod:`connector.access`), unless the server is bound to loopback and
 started with ``--no-auth``; request bodies above ``mcp.max_request_bytes`` get a 413 from the SDK.
-Each tool call runs as the token's principal: its role must cover the tool (``TOOL_ROLES``), its
-scope narrows the served one, and the call is in the audit trail (reads and refusals written by a
-worker thread, off the call's path; see :mod:`connector.audit.deferred`). Over stdio the caller is the
-local user (``cli``), as for the command line.
+Each tool call runs as the token's principal: its role must cover the tool (``TOOL_ROLES``, and
+``tools/list`` shows only those), its scope narrows the served one, and the call is in the audit
+trail (reads and refusals written by a worker thread, off the call's path; see
+:mod:`connector.audit.deferred`). Over stdio the caller is the local user (``cli``), as for the
+command line.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import CallToolResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams
 from pydantic import AnyUrl, ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -68,6 +70,11 @@ def principal_of(context: Context[Any, Any] | None, default: Principal | None) -
         request = context.request_context.request if context is not None else None
     except ValueError:  # no request (a call from inside the process)
         request = None
+    return principal_of_request(request, default)
+
+
+def principal_of_request(request: object, default: Principal | None) -> Principal | None:
+    """:func:`principal_of` given the transport's request (an HTTP request, or None over stdio)."""
     scope = getattr(request, "scope", None)
     found = scope.get(PRINCIPAL_KEY) if isinstance(scope, dict) else None
     return found if isinstance(found, Principal) else default
@@ -88,6 +95,15 @@ class MemoryServer(MCPServer[Any]):
         self.served = ServedScope.from_settings(memory.settings)
         self.default_principal = default_principal
         self.recorder = DeferredRecorder()  # close() it when the server stops
+
+    async def _handle_list_tools(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        """``tools/list`` shows the caller only the tools its role covers: a read token's agent is
+        not offered ``record_turn`` or ``learn`` (calling one is refused all the same)."""
+        principal = principal_of_request(ctx.request, self.default_principal)
+        listed = await self.list_tools()
+        return ListToolsResult(tools=[tool for tool in listed if _may_call(principal, tool.name)])
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -157,6 +173,14 @@ class MemoryServer(MCPServer[Any]):
             return
         now = self.memory.clock.now()
         self.recorder.submit(engine, principal.name, action, tenant, customer, outcome=outcome, at=now)
+
+
+def _may_call(principal: Principal | None, tool: str) -> bool:
+    """Whether ``principal`` may call ``tool`` (a tool not of this server's: as the SDK lists it)."""
+    needed = TOOL_ROLES.get(tool)
+    if needed is None:
+        return True
+    return principal is not None and principal.can(needed)
 
 
 def _resource_scope(uri: str) -> tuple[str, str] | None:

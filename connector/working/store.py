@@ -25,6 +25,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from connector.audit.pending import write_announced
 from connector.background import BackgroundJobs
 from connector.clock import Clock
 from connector.db.chunks import chunks
@@ -322,6 +323,7 @@ class WorkingMemory:
                         self._upsert_pins(conn, sid, pins, source, first + i, False, now)
                     if any(p[4] for p in prepared):
                         self._evict_extracted_pins(conn, sid)
+                    write_announced(conn)  # Memory.record_turn's event: commits with the turns
                 break
             except IntegrityError as exc:
                 if any(p[6] is not None for p in prepared) and _external_taken(self.engine, sid, prepared):
@@ -363,12 +365,16 @@ class WorkingMemory:
         now = self.clock.now()
         with self.engine.begin() as conn:
             # The write comes first, so the session row is locked before anything is read.
-            touched = conn.execute(
-                session_t.update().where(session_t.c.session_id == sid).values(updated_at=now)
-            ).rowcount
-            if not touched:
+            session = conn.execute(
+                session_t.update()
+                .where(session_t.c.session_id == sid)
+                .values(updated_at=now)
+                .returning(session_t.c.tenant, session_t.c.customer_id)
+            ).first()
+            if session is None:
                 raise UnknownSessionError(f"session {sid!r} does not exist: record a turn first")
             self._upsert_pins(conn, sid, [(pin_name, text, pin_kind(value))], source, None, True, now)
+            write_announced(conn, tenant=session.tenant, customer_id=session.customer_id)  # Memory.pin's
         return PinnedValue(pin_name, text, pin_kind(value), source, None, True, now)
 
     def _evict_extracted_pins(self, conn: Connection, sid: str) -> None:

@@ -3,14 +3,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from connector.access import Principal, acting_as
 from connector.audit import audit_t, list_events
+from connector.errors import ConnectorError
 from connector.memory import Memory
-from connector.settings import Settings
+from connector.settings import ChromaSettings, EpisodicSettings, Settings
 
+TABLES = ("work_turn", "work_pin", "learned_fact", "episodic_case", "erased_customer")
 AGENT = Principal(name="support-agent", role="write", tenants=None, customers=None)
 
 
@@ -47,3 +55,54 @@ def test_forget_leaves_only_a_tombstone_without_the_customer(settings: Settings,
     assert (tombstone.who, tombstone.action) == ("support-agent", "customer.erase")
     assert tombstone.customer_id is None
     assert ("turn.record", "C002") in {(e.action, e.customer_id) for e in events}  # others untouched
+
+
+class OneVector:
+    """The same unit vector for every text."""
+
+    model_id = "one-vector-4"
+    dimension = 4
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.tile(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32), (len(texts), 1))
+
+
+def _audit_inserts_fail(engine: Engine) -> None:
+    """The audit table refuses every new row (the writes' own tables still accept theirs)."""
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "CREATE TRIGGER audit_down BEFORE INSERT ON audit_event "
+                "BEGIN SELECT RAISE(ABORT, 'audit store unavailable'); END"
+            )
+        )
+
+
+def _rows(engine: Engine, table: str) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one())
+
+
+def test_a_write_whose_event_cannot_be_stored_is_rolled_back(tmp_path: Path, sqlite_engine: Engine) -> None:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        chroma=ChromaSettings(path=tmp_path / "chroma"),
+        episodic=EpisodicSettings(allow_unknown_customers=True),
+    )
+    with Memory(settings, engine=sqlite_engine, llm=None, embedder=OneVector()) as memory:
+        memory.record_turn("s-1", "C001", "user", "hello")
+        memory.forget("C009")
+        _audit_inserts_fail(sqlite_engine)
+        before = {t: _rows(sqlite_engine, t) for t in TABLES}
+        writes = {
+            "turn": lambda: memory.record_turn("s-1", "C001", "user", "a second turn"),
+            "pin": lambda: memory.pin("s-1", "refund", "EUR 120"),
+            "fact": lambda: memory.learn("C001", "Prefers e-mail for dispute updates"),
+            "case": lambda: memory.record_case("C001", "Pallet arrived late.", "Refund.", case_id="K-1"),
+            "forget": lambda: memory.forget("C001"),
+            "lift": lambda: memory.lift_erasure("C009"),
+        }
+        for name, write in writes.items():
+            with pytest.raises(ConnectorError):
+                write()
+            assert {t: _rows(sqlite_engine, t) for t in TABLES} == before, name

@@ -78,10 +78,12 @@ def test_erasure_scrubs_the_customer_from_earlier_events_and_leaves_a_tombstone(
 def test_the_trail_part_records_as_the_current_caller_and_applies_retention(engine: Engine) -> None:
     clock = FrozenClock(T0)
     part = AuditTrail(engine, clock=clock, settings=AuditSettings(retention_days=30))
-    part.wrote("fact.learn", "north", "C001")
+    with part.writing("fact.learn", "north", "C001"):
+        pass  # a write without a transaction of its own: the event is recorded after it
     with acting_as(AGENT):
         clock.advance(timedelta(days=40))
-        part.wrote("turn.record", "north", "C001")
+        with part.writing("turn.record", "north", "C001"):
+            pass
     assert [(e.who, e.at) for e in list_events(engine)] == [
         ("support-agent", T0 + timedelta(days=40)),
         ("cli", T0),
@@ -91,7 +93,10 @@ def test_the_trail_part_records_as_the_current_caller_and_applies_retention(engi
 
 
 def test_a_disabled_trail_records_no_writes(engine: Engine) -> None:
-    AuditTrail(engine, clock=FrozenClock(T0), settings=AuditSettings(enabled=False)).wrote("pin", "n", "C")
+    with AuditTrail(engine, clock=FrozenClock(T0), settings=AuditSettings(enabled=False)).writing(
+        "pin", "n", "C"
+    ):
+        pass
     assert list_events(engine) == []
 
 

@@ -27,7 +27,7 @@ from ports import free_port
 from sqlalchemy.engine import Engine
 from sync_stub import StubAdapter, customer
 
-from connector.access import Keyring
+from connector.access import Keyring, Principal
 from connector.audit import list_events
 from connector.clock import FrozenClock
 from connector.mcp_server.server import BearerAuth, MemoryServer, build_server
@@ -177,3 +177,33 @@ def test_revoked_unknown_and_missing_tokens_get_a_one_line_401(url: str, secret:
     headers = {"Authorization": f"Bearer {secret}"} if secret is not None else {}
     refused = httpx.post(url, json=initialize, headers=headers, timeout=10)
     assert refused.status_code == 401 and refused.text == "missing or wrong bearer token\n"
+
+
+READ_TOOLS = {"get_context", "recall_cases", "recall_conversations", "lookup_document", "erp_history"}
+WRITE_TOOLS = {"record_turn", "pin", "record_case", "learn"}
+
+
+def listed_tools(client: Client) -> set[str]:
+    async def session() -> set[str]:
+        async with client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    return anyio.run(session)
+
+
+def over_http(url: str, secret: str) -> Client:
+    headers = {"Authorization": f"Bearer {secret}"}
+    transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
+    return Client(transport, read_timeout_seconds=30)
+
+
+def test_tools_list_shows_each_token_only_the_tools_its_role_covers(url: str) -> None:
+    assert listed_tools(over_http(url, SECRETS["READER_SECRET"])) == READ_TOOLS
+    assert listed_tools(over_http(url, SECRETS["AGENT_SECRET"])) == READ_TOOLS | WRITE_TOOLS
+
+
+def test_tools_list_without_a_token_follows_the_servers_own_caller(memory: Memory) -> None:
+    """Over stdio (no HTTP request) the list follows the principal the server runs as."""
+    reader = Principal(name="stdio-reader", role="read", tenants=None, customers=None)
+    assert listed_tools(Client(build_server(memory, default_principal=reader))) == READ_TOOLS
+    assert listed_tools(Client(build_server(memory))) == READ_TOOLS | WRITE_TOOLS  # cli: every right
