@@ -23,6 +23,7 @@ _SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full"
 _SQLITE_READONLY = 8
 _PG_DISK_FULL = "53100"  # disk_full
 _PG_OUT_OF_MEMORY = "53200"
+_PG_SCHEMA_BEHIND = ("42P01", "42703")  # undefined_table, undefined_column: migrations not applied
 _PG_CANNOT_CONNECT = ("08000", "08001", "08003", "08004", "08006", "57P01", "57P02", "57P03")
 
 
@@ -63,6 +64,16 @@ def is_disk_full(exc: BaseException) -> bool:
     return False
 
 
+def is_schema_behind(exc: BaseException) -> bool:
+    """Whether a table or column this code uses is missing (PostgreSQL is upgraded on purpose, with
+    ``connector db upgrade``; a new database or a skipped upgrade fails this way)."""
+    orig = driver_error(exc)
+    if getattr(orig, "sqlstate", None) in _PG_SCHEMA_BEHIND:
+        return True
+    text = str(orig).lower()
+    return isinstance(orig, sqlite3.Error) and ("no such table" in text or "no such column" in text)
+
+
 def cause(exc: BaseException) -> str | None:
     """A short name of the failure's cause when the driver tells it, else None."""
     if is_disk_full(exc):
@@ -73,6 +84,8 @@ def cause(exc: BaseException) -> str | None:
         return "the database file is read-only"
     if is_deadline(orig):
         return "the server is not answering"
+    if is_schema_behind(exc):
+        return "the database schema is missing or older than this connector: run `connector db upgrade`"
     state = getattr(orig, "sqlstate", None)
     if state == _PG_OUT_OF_MEMORY:
         return "the database server is out of memory"
@@ -87,6 +100,8 @@ def hint(backend: Backend, exc: BaseException) -> str:
         if backend == "postgresql":
             return "free space on the PostgreSQL server's data disk, then retry"
         return "free space on the disk that holds the database file, then retry"
+    if is_schema_behind(exc):
+        return "PostgreSQL's schema is upgraded on purpose, never by the other commands"
     if backend == "postgresql":
         return "check database.url and that the PostgreSQL server is running and accepts connections"
     if backend == "sqlite":

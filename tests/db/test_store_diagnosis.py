@@ -1,7 +1,8 @@
 """A full disk is named as such, and each backend gets its own hint: the sync's error (stderr and
 the runs table) and ``record_turn`` say "the disk is full" (``record_turn`` at once, without
-retrying), and a PostgreSQL failure never carries the SQLite hint about the file's directory.
-SQLite fills for real (``max_page_count``); PostgreSQL's driver raises its ``DiskFull`` (53100)."""
+retrying); a PostgreSQL database nobody upgraded names ``connector db upgrade``; a PostgreSQL
+failure never carries the SQLite hint about the file's directory. SQLite fills for real
+(``max_page_count``); PostgreSQL's driver raises its ``DiskFull`` (53100)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 import sqlalchemy as sa
+from conftest import scratch_pg_database
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sync_stub import StubAdapter
@@ -132,3 +134,22 @@ def test_a_sqlite_failure_keeps_the_file_hint(tmp_path: Any) -> None:
     exc = sa.exc.OperationalError("INSERT", {}, Exception("unable to open database file"))
     message = str(store_error(exc, f"sqlite:///{tmp_path}/x.db"))
     assert "directory is writable" in message
+
+
+@pytest.mark.postgres
+def test_a_postgresql_database_nobody_upgraded_names_the_command_that_fixes_it() -> None:
+    with scratch_pg_database("connector_unmigrated") as url:
+        tenant = TenantSettings(name="acme", kind="acumatica", base_url="http://127.0.0.1:9")
+        erp = StubAdapter("acme", page_size=10)
+        erp.add_stream("Customer", "party")
+        erp.put("Customer", *customers("C", 3))
+        memory = Memory(
+            Settings(tenants=[tenant]), clock=FrozenClock(NOW), engine=create_db_engine(url), llm=None
+        )
+        [result] = memory.sync_runner(adapter_factory=lambda t: erp).run().results
+        assert result.status == "failed"
+        assert result.error is not None and "run `connector db upgrade`" in result.error
+        with pytest.raises(StoreError) as failed:
+            memory.build_context("C00001", "balance")
+        assert "run `connector db upgrade`" in str(failed.value) and "\n" not in str(failed.value)
+        memory.engine.dispose()
