@@ -5,7 +5,9 @@ the running summary and rewording a case summary by the LLM happen here afterwar
 (a session id, an entry id): one waiting job per key, and at most ``max_pending`` waiting jobs in
 all; a job asked for beyond that is dropped and logged (the next turn asks for its fold again; a
 dropped case keeps its labelled non-LLM summary). A failing job is logged, never raised: the stored
-state stays correct without it.
+state stays correct without it. A store that is away (a :class:`ConnectorError`: hung, unreachable,
+full) is one warning line naming it, as every other failure the connector expects; anything else
+keeps its traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Hashable
 
+from connector.errors import ConnectorError
 from connector.threads import LazyPool
 
 log = logging.getLogger(__name__)
@@ -48,6 +51,8 @@ class BackgroundJobs:
             self._running += 1
         try:
             job()
+        except ConnectorError as exc:
+            log.warning("%s: job %r failed: %s: %s", self._name, key, type(exc).__name__, exc)
         except Exception:
             log.exception("%s: job %r failed", self._name, key)
         finally:

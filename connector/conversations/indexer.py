@@ -149,11 +149,14 @@ def index_session(conv: ConversationMemory, sid: str) -> int:
     return index_sessions(conv, [sid])
 
 
+@with_patience
 def index_sessions(conv: ConversationMemory, sids: Sequence[str]) -> int:
     """Index the turns not indexed yet of every session in ``sids``; returns how many were indexed.
 
     The sessions' texts are embedded in one call and their vectors written in one upsert: an import
-    of many short sessions then runs the embedder on batches as large as one long session's."""
+    of many short sessions then runs the embedder on batches as large as one long session's. A
+    write, so opening a Chroma server and the reads inside wait ``chroma.timeout_s`` (a recall's
+    ``chroma.read_timeout_s`` failed the indexing of every turn on a loaded machine)."""
     total = 0
     todo = list(dict.fromkeys(sids))
     while todo:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import fcntl
 import socket
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +21,11 @@ from connector.doctor import run_checks
 from connector.episodic.models import CaseHit
 from connector.errors import StoreBusy, StoreTimeout
 from connector.memory import Memory
-from connector.settings import ChromaSettings, Settings
+from connector.settings import ChromaSettings, ConversationSettings, EpisodicSettings, Settings
 from connector.vectors import ChromaIndex, ChromaStore
+from connector.vectors import store as vector_store
 from connector.vectors.lock import LOCK_NAME
+from connector.vectors.store import open_embedded
 
 
 @pytest.fixture
@@ -96,3 +99,42 @@ def test_an_embedded_store_held_by_another_process_refuses_in_one_line_naming_th
     assert "set chroma.host" in str(refused.value) and "\n" not in str(refused.value)
     index.upsert(["a"], np.ones((1, 3), dtype=np.float32), [{"tenant": "t", "customer_id": "c"}])
     assert index.count() == 1
+
+
+class _DigestEmbedder:
+    model_id, dimension = "digest-4", 4
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray([[len(t), 1.0, 2.0, 3.0] for t in texts], dtype=np.float32)
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_turn_indexer_opens_a_slow_server_within_the_write_deadline(
+    sqlite_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server slower to open than a recall may wait (a loaded machine) still gets the turns'
+    vectors: the indexer writes, so it waits ``chroma.timeout_s``, not ``chroma.read_timeout_s``."""
+
+    def slow_open(conf: ChromaSettings) -> object:
+        time.sleep(0.6)
+        return open_embedded(tmp_path / "server-side")
+
+    monkeypatch.setattr(vector_store, "open_server", slow_open)
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        chroma=ChromaSettings(host="127.0.0.1", port=9, read_timeout_s=0.2, timeout_s=5),
+        conversations=ConversationSettings(enabled=True),
+        episodic=EpisodicSettings(allow_unknown_customers=True),
+    )
+    memory = Memory(settings, clock=FrozenClock(NOW), llm=None, engine=sqlite_engine)
+    memory.__dict__["embedder"] = _DigestEmbedder()
+    try:
+        for i in range(3):
+            memory.record_turn("s-1", "ACME", "user", f"Where is invoice {i}?")
+        memory.conversations.flush(30)
+        check = memory.conversations.check_index()
+    finally:
+        memory.close()
+    assert (check.indexed_turns, check.missing) == (3, 0)
