@@ -45,9 +45,9 @@ def store_error(exc: BaseException, url: str | None) -> StoreError:
     from connector.db.engine import safe_url
 
     where = f"database {safe_url(url)}" if url else "the database"
-    named = cause(exc)
+    named = cause(exc, url)
     what = f"failed: {named}" if named else "is unreachable or failed"
-    return StoreError(f"{where} {what}: {_reason(exc)} ({hint(backend_of(url), exc)})")
+    return StoreError(f"{where} {what}: {_reason(exc)} ({hint(backend_of(url), exc, url)})")
 
 
 @contextmanager

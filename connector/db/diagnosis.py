@@ -10,7 +10,9 @@ SQLite hint about the file's directory.
 from __future__ import annotations
 
 import errno
+import shutil
 import sqlite3
+from pathlib import Path
 from typing import Literal
 
 from sqlalchemy.exc import DBAPIError
@@ -21,6 +23,8 @@ Backend = Literal["sqlite", "postgresql", "other"]
 
 _SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full"
 _SQLITE_READONLY = 8
+_SQLITE_IOERR = 10  # "disk I/O error": what SQLite says when a full disk stops its WAL or shared memory
+_NEARLY_FULL_BYTES = 1 << 20  # an I/O error with less free than this on the file's disk is a full disk
 _PG_DISK_FULL = "53100"  # disk_full
 _PG_OUT_OF_MEMORY = "53200"
 _PG_SCHEMA_BEHIND = ("42P01", "42703")  # undefined_table, undefined_column: migrations not applied
@@ -44,8 +48,21 @@ def backend_of(url: str | None) -> Backend:
     return "other"
 
 
-def is_disk_full(exc: BaseException) -> bool:
-    """Whether the failure is a full disk (SQLite SQLITE_FULL, PostgreSQL 53100, ENOSPC)."""
+def _sqlite_disk_left(url: str | None) -> int | None:
+    """Free bytes on the disk of an SQLite URL's file (None: not SQLite, or unknown)."""
+    if backend_of(url) != "sqlite" or url is None or ":///" not in url:
+        return None
+    directory = Path(url.split(":///", 1)[1].split("?", 1)[0]).parent
+    try:
+        return shutil.disk_usage(directory).free
+    except OSError:
+        return None
+
+
+def is_disk_full(exc: BaseException, url: str | None = None) -> bool:
+    """Whether the failure is a full disk (SQLite SQLITE_FULL, PostgreSQL 53100, ENOSPC; and, with
+    the ``url`` of an SQLite file, SQLite's "disk I/O error" on a disk with almost nothing free: a
+    disk filled to the last byte fails SQLite's write-ahead log that way, not with SQLITE_FULL)."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -60,6 +77,12 @@ def is_disk_full(exc: BaseException) -> bool:
         text = str(orig).lower()
         if "database or disk is full" in text or "no space left on device" in text:
             return True
+        if isinstance(orig, sqlite3.Error) and (
+            (getattr(orig, "sqlite_errorcode", 0) or 0) & 0xFF == _SQLITE_IOERR or "disk i/o error" in text
+        ):
+            left = _sqlite_disk_left(url)
+            if left is not None and left < _NEARLY_FULL_BYTES:
+                return True
         current = current.__cause__ or current.__context__
     return False
 
@@ -74,9 +97,10 @@ def is_schema_behind(exc: BaseException) -> bool:
     return isinstance(orig, sqlite3.Error) and ("no such table" in text or "no such column" in text)
 
 
-def cause(exc: BaseException) -> str | None:
-    """A short name of the failure's cause when the driver tells it, else None."""
-    if is_disk_full(exc):
+def cause(exc: BaseException, url: str | None = None) -> str | None:
+    """A short name of the failure's cause when the driver (or, for SQLite, the file's disk) tells
+    it, else None."""
+    if is_disk_full(exc, url):
         return "the disk is full"
     orig = driver_error(exc)
     code = getattr(orig, "sqlite_errorcode", None)
@@ -94,9 +118,9 @@ def cause(exc: BaseException) -> str | None:
     return None
 
 
-def hint(backend: Backend, exc: BaseException) -> str:
+def hint(backend: Backend, exc: BaseException, url: str | None = None) -> str:
     """What to check, for this backend and failure."""
-    if is_disk_full(exc):
+    if is_disk_full(exc, url):
         if backend == "postgresql":
             return "free space on the PostgreSQL server's data disk, then retry"
         return "free space on the disk that holds the database file, then retry"

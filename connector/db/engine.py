@@ -169,10 +169,15 @@ def check_connection(engine: Engine) -> None:
         with engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
     except SQLAlchemyError as exc:
+        from connector.db.diagnosis import cause
+
         orig = getattr(exc, "orig", None) or exc
         reason = next((line.strip() for line in str(orig).splitlines() if line.strip()), "")
+        url = engine.url.render_as_string(hide_password=False)
+        named = cause(exc, url)  # a full disk says so, not "cannot be reached"
+        what = f"failed: {named}" if named else "cannot be reached or opened"
         raise StoreError(
-            f"database {safe_url(str(engine.url))} cannot be reached or opened: {type(orig).__name__}"
+            f"database {safe_url(str(engine.url))} {what}: {type(orig).__name__}"
             + (f": {reason[:200]}" if reason else "")
         ) from None
 

@@ -336,7 +336,7 @@ class WorkingMemory:
                     ) from None
                 log.debug("append to %s conflicted (attempt %d), retrying", sid, attempt)
             except OperationalError as exc:
-                if is_disk_full(exc):  # no retry frees space: say so at once
+                if is_disk_full(exc, str(self.engine.url)):  # no retry frees space: say so at once
                     raise store_error(exc, str(self.engine.url)) from None
                 if attempt == _APPEND_ATTEMPTS:
                     raise StoreError(

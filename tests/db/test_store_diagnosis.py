@@ -153,3 +153,21 @@ def test_a_postgresql_database_nobody_upgraded_names_the_command_that_fixes_it()
             memory.build_context("C00001", "balance")
         assert "run `connector db upgrade`" in str(failed.value) and "\n" not in str(failed.value)
         memory.engine.dispose()
+
+
+@pytest.mark.parametrize(("free", "named"), [(0, True), (50 << 20, False)], ids=["full", "space-left"])
+def test_sqlite_disk_io_error_on_a_full_disk_is_named(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, free: int, named: bool
+) -> None:
+    """A disk filled to the last byte fails SQLite's write-ahead log with "disk I/O error", not
+    SQLITE_FULL: with (almost) nothing free on the file's disk that is a full disk too."""
+    import shutil
+    import sqlite3
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(4 << 20, (4 << 20) - free, free))
+    exc = sa.exc.OperationalError("INSERT", {}, sqlite3.OperationalError("disk I/O error"))
+    message = str(store_error(exc, f"sqlite:///{tmp_path}/connector.sqlite3"))
+    assert ("the disk is full" in message) is named
+    assert ("free space on the disk" in message) is named
