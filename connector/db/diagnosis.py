@@ -107,7 +107,7 @@ def cause(exc: BaseException, url: str | None = None) -> str | None:
     if code == _SQLITE_READONLY:
         return "the database file is read-only"
     if is_deadline(orig):
-        return "the server is not answering"
+        return "the server is not answering (hung, or the call waits on a lock another session holds)"
     if is_schema_behind(exc):
         return "the database schema is missing or older than this connector: run `connector db upgrade`"
     state = getattr(orig, "sqlstate", None)

@@ -199,3 +199,24 @@ def test_a_cli_read_on_a_hung_database_exits_5_in_one_line_within_its_deadline(
     assert error is None and codes == [EXIT_STORE] and took < 3.0  # a new connection: 2 s at least
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "StoreError" in err and "timeout" in err
+
+
+def test_a_read_blocked_by_another_sessions_lock_says_a_lock_may_hold_it(
+    pg_database_url: str, pg_engine: Engine, settings: Settings
+) -> None:
+    """A long migration or a stuck job holding a table: the server answers nothing to the read, as
+    a hung one; the one line names both causes, so the operator looks at ``pg_locks`` too."""
+    conf = settings.model_copy(update={"database": DatabaseSettings(read_timeout_s=1)})
+    engine = create_db_engine(pg_database_url, database=conf.database)
+    memory = Memory(conf, clock=FrozenClock(NOW), llm=None, engine=engine)
+    try:
+        seed_erp(memory)
+        memory.__dict__["context"] = stub_context(memory)
+        with pg_engine.connect() as holder:
+            holder.execute(sa.text("LOCK TABLE party IN ACCESS EXCLUSIVE MODE"))
+            error, _ = finishes(10, lambda: memory.build_context("ABARTENDE", "balance?"))
+            holder.rollback()
+        assert isinstance(error, StoreError)
+        assert "\n" not in str(error) and "a lock another session holds" in str(error)
+    finally:
+        engine.dispose()
