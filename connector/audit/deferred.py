@@ -43,11 +43,14 @@ class DeferredRecorder:
         *,
         outcome: str,
         at: datetime,
+        remote: str | None = None,
+        repeats: int = 1,
     ) -> None:
         """Hand one event to the worker (never blocks the caller)."""
         self._start()
+        values = event_values(who, action, tenant, customer_id, outcome, at, remote=remote, repeats=repeats)
         try:
-            self._queue.put_nowait((engine, event_values(who, action, tenant, customer_id, outcome, at)))
+            self._queue.put_nowait((engine, values))
         except queue.Full:
             self.dropped += 1
             log.warning("audit event %s (tenant %s) dropped: %d events already waiting", action, tenant,

@@ -31,7 +31,9 @@ class AuditEvent(SQLModel, table=True):
     action: str = Field(max_length=64)
     tenant: str | None = Field(default=None, max_length=64)
     customer_id: str | None = Field(default=None, max_length=128)
-    outcome: str = Field(default="ok", max_length=16)  # "ok" or "refused"
+    outcome: str = Field(default="ok", max_length=16)  # "ok", "refused" or "error"
+    remote: str | None = Field(default=None, max_length=64)  # a refused sign-in's client address
+    repeats: int = Field(default=1, sa_column_kwargs={"server_default": "1"})  # coalesced refusals
 
 
 audit_t: sa.Table = AuditEvent.__table__  # type: ignore[attr-defined]

@@ -39,6 +39,8 @@ class Event:
     tenant: str | None
     customer_id: str | None
     outcome: str
+    remote: str | None = None  # a refused sign-in's client address
+    repeats: int = 1  # how many refused sign-ins the event stands for
 
 
 def _storable_id(value: str | None) -> str | None:
@@ -51,7 +53,15 @@ def _storable_id(value: str | None) -> str | None:
 
 
 def event_values(
-    who: str, action: str, tenant: str | None, customer_id: str | None, outcome: str, at: datetime | None
+    who: str,
+    action: str,
+    tenant: str | None,
+    customer_id: str | None,
+    outcome: str,
+    at: datetime | None,
+    *,
+    remote: str | None = None,
+    repeats: int = 1,
 ) -> dict[str, object]:
     """The row of one event: ids in their canonical form, or None when not storable."""
     return {
@@ -61,6 +71,8 @@ def event_values(
         "tenant": tenant if tenant is None or len(tenant) <= MAX_TENANT_NAME else None,
         "customer_id": _storable_id(customer_id),
         "outcome": outcome[:16],
+        "remote": None if remote is None else remote[:64],
+        "repeats": max(1, repeats),
     }
 
 
@@ -141,7 +153,10 @@ def list_events(
     else:
         with engine.connect() as conn:
             rows = conn.execute(query).all()
-    return [Event(r.id, r.at, r.who, r.action, r.tenant, r.customer_id, r.outcome) for r in rows]
+    return [
+        Event(r.id, r.at, r.who, r.action, r.tenant, r.customer_id, r.outcome, r.remote, r.repeats)
+        for r in rows
+    ]
 
 
 def forget_customer(

@@ -37,6 +37,10 @@ def line(event: Event) -> str:
     if event.customer_id is not None:
         where += f"/{event.customer_id}"
     mark = "" if event.outcome == "ok" else f" ({event.outcome})"
+    if event.remote is not None:
+        mark += f" from {event.remote}"
+    if event.repeats > 1:
+        mark += f" x{event.repeats}"
     return f"{event.at:%Y-%m-%d %H:%M:%S} {event.who} {event.action} {where}{mark}"
 
 

@@ -8,7 +8,8 @@ Each tool call runs as the token's principal: its role must cover the tool (``TO
 ``tools/list`` shows only those), its scope narrows the served one, and the call is in the audit
 trail (reads and refusals written by a worker thread, off the call's path; see
 :mod:`connector.audit.deferred`). Over stdio the caller is the local user (``cli``), as for the
-command line.
+command line. A refused request (401) is recorded as ``unknown`` with its client address,
+coalesced per address and minute (:mod:`connector.audit.refusals`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import ipaddress
 import logging
 import socket
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -32,6 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from connector.access import CLI, LOOPBACK, Keyring, Principal, acting_as, bearer_secret
 from connector.audit.deferred import DeferredRecorder
+from connector.audit.refusals import UNKNOWN, Refusals, RefusedSignIns
 from connector.errors import ConfigError, ConnectorError
 from connector.ids import canonical_id
 from connector.mcp_server.guard import ServedScope, invalid_arguments
@@ -95,6 +97,27 @@ class MemoryServer(MCPServer[Any]):
         self.served = ServedScope.from_settings(memory.settings)
         self.default_principal = default_principal
         self.recorder = DeferredRecorder()  # close() it when the server stops
+        self.refusals = RefusedSignIns(self._record_refusals, now=memory.clock.now)
+
+    def refused_sign_in(self, remote: str | None) -> None:
+        """A request the HTTP guard refused (401): recorded as ``unknown``, coalesced."""
+        if self.memory.settings.audit.enabled:
+            self.refusals.refused(remote)
+
+    def close(self) -> None:
+        """Write the audit events still waiting (the server stops)."""
+        self.refusals.flush()
+        self.recorder.close()
+
+    def _record_refusals(self, refusals: Refusals) -> None:
+        try:
+            engine = self.memory.engine
+        except ConnectorError:  # no store: nothing to record in
+            return
+        self.recorder.submit(
+            engine, UNKNOWN, "mcp.sign_in", None, None, outcome="refused", at=refusals.at,
+            remote=refusals.remote, repeats=refusals.repeats,
+        )  # fmt: skip
 
     async def _handle_list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
@@ -237,17 +260,24 @@ def bearer_tokens(memory: Memory, *, host: str, no_auth: bool) -> Keyring | None
 
 class BearerAuth:
     """ASGI middleware: 401 unless the request carries the secret of a configured, unrevoked
-    token; the token's principal is left in the request's scope for the tools."""
+    token; the token's principal is left in the request's scope for the tools. ``refused`` is
+    told the client's address of each 401 (never the token)."""
 
-    def __init__(self, app: ASGIApp, keyring: Keyring) -> None:
+    def __init__(
+        self, app: ASGIApp, keyring: Keyring, *, refused: Callable[[str | None], None] | None = None
+    ) -> None:
         self.app = app
         self.keyring = keyring
+        self.refused = refused  # told the client address of each 401 (the audit trail)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             principal = self.keyring.authenticate(bearer_secret(dict(scope["headers"]).get(b"authorization")))
             scope[PRINCIPAL_KEY] = principal
             if principal is None:
+                if self.refused is not None:
+                    client = scope.get("client")
+                    self.refused(str(client[0]) if client else None)
                 await send(
                     {
                         "type": "http.response.start",
@@ -269,7 +299,7 @@ def run_stdio(memory: Memory) -> None:
     try:
         anyio.run(serve_stdio, server)
     finally:
-        server.recorder.close()
+        server.close()
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -295,7 +325,7 @@ def run_http(memory: Memory, *, host: str, port: int, no_auth: bool) -> None:
         max_request_body_size=memory.settings.mcp.max_request_bytes, host=host
     )
     if keyring is not None:
-        app = BearerAuth(app, keyring)
+        app = BearerAuth(app, keyring, refused=server.refused_sign_in)
     sock = listening_socket(host, port)
     shown = f"[{host}]" if ":" in host else host
     config = uvicorn.Config(app, log_level="warning", access_log=False)
@@ -310,4 +340,4 @@ def run_http(memory: Memory, *, host: str, port: int, no_auth: bool) -> None:
         with sock:
             anyio.run(Server(config).serve, [sock])
     finally:
-        server.recorder.close()
+        server.close()
