@@ -140,13 +140,27 @@ def hung_chroma(trial: Trial) -> list[Outcome]:
             memory = Memory(settings, llm=None)
             memory.record_case(customer, "Charged twice for AR invoice", "Refunded the duplicate charge")
             memory.build_context(customer, QUESTION)
+            others = [k for k in fake.keys("Customer") if k != customer]
             commands = {
                 "connector context": ["context", customer, QUESTION],
                 "connector episodic recall": ["episodic", "recall", customer, QUESTION],
                 "connector episodic stats": ["episodic", "stats"],
                 "connector doctor": ["doctor"],
+                "connector episodic reindex --check": ["episodic", "reindex", "--check"],
+                "connector forget": ["forget", others[1]],
             }
-            healthy = {label: cli(env, *args, timeout=120) for label, args in commands.items()}
+            patient = {"connector episodic reindex --check", "connector forget"}  # operator work: timeout_s
+            healthy = {
+                label: cli(env, *args, timeout=120)
+                for label, args in commands.items()
+                if label not in patient
+            }
+            healthy["connector episodic reindex --check"] = cli(
+                env, "episodic", "reindex", "--check", timeout=120
+            )
+            healthy["connector forget"] = cli(
+                env, "forget", others[0], timeout=120
+            )  # another customer: same work
             chroma.freeze()
             try:
                 _, exc, seconds = timed(lambda: memory.record_case(customer, "Asked again", "Answered again"))
@@ -177,7 +191,8 @@ def hung_chroma(trial: Trial) -> list[Outcome]:
                 for label, args in commands.items():
                     hung = cli(env, *args, timeout=120)
                     must = name if label == "connector context" else ""
-                    verdict = _cli_verdict(f"hung chroma: {label}", healthy[label], hung, read_s, must=must)
+                    deadline = write_s if label in patient else read_s
+                    verdict = _cli_verdict(f"hung chroma: {label}", healthy[label], hung, deadline, must=must)
                     if label == "connector doctor":
                         failed = any(
                             "chroma" in line and "FAIL" in line.upper() for line in hung.out.splitlines()
@@ -393,9 +408,9 @@ def erasure_race(trial: Trial, store: str) -> list[Outcome]:
         quiet = cli(env, "forget", erased)
     finally:
         server.stop()
-    needles = [erased.encode(), json.dumps({"customer_id": erased}).encode()[1:-1]]
-    found = files_naming(data, needles)
+    found = _files_keeping(data, erased)
     size = sum((data / f).stat().st_size for f in found)
+    control = bool(_files_keeping(data, kept))  # the scan sees what the kept customer said
     totals = [json.loads(r.out or "{}").get("total") for r in forgets]
     codes = {
         "sync": sync.code,
@@ -405,7 +420,7 @@ def erasure_race(trial: Trial, store: str) -> list[Outcome]:
     }
     reopened = cli(env, "episodic", "reindex", "--check")
     rows = _rows_of(url, erased)
-    erasure_ok = not found and rows == 0 and bool(totals) and (totals[0] or 0) > 0
+    erasure_ok = control and not found and rows == 0 and bool(totals) and (totals[0] or 0) > 0
     processes_ok = (
         sync.code == 0 and agent.returncode == 0 and all(r.code == 0 for r in forgets) and quiet.code == 0
     )
@@ -415,7 +430,8 @@ def erasure_race(trial: Trial, store: str) -> list[Outcome]:
         Outcome(
             f"forget racing a sync and an agent [{store} + embedded chroma]",
             erasure_ok,
-            f"{len(found)} file(s) / {size} bytes naming the erased customer ({sorted(found)[:3]}), "
+            f"{len(found)} file(s) / {size} bytes naming the erased customer ({sorted(found)[:3]}; "
+            f"the kept customer's turns {'seen' if control else 'NOT seen: the scan is blind'}), "
             f"{rows} rows left, forget totals {totals} then quiet "
             f"{json.loads(quiet.out or '{}').get('total')}",
         ),
@@ -427,6 +443,20 @@ def erasure_race(trial: Trial, store: str) -> list[Outcome]:
             (agent_err + sync.err + reopened.err)[-300:],
         ),
     ]
+
+
+def _files_keeping(data: Path, customer: str) -> dict[str, list[bytes]]:
+    """Files under ``data`` that still hold the erased customer: its id anywhere but in the relational
+    store (whose ERP facts keep it by design: the ERP owns them), the agent's turns everywhere."""
+    said = f"{customer} asks about".encode()  # tests/vector_workers.py's turns
+    stores = {p for p in data.rglob("connector.sqlite3*")}
+    found = {
+        name: hits
+        for name, hits in files_naming(data, [customer.encode(), said]).items()
+        if data / name not in stores
+    }
+    found |= {str(p.relative_to(data)): [said] for p in stores if p.is_file() and said in p.read_bytes()}
+    return found
 
 
 def _python() -> str:
