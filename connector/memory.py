@@ -439,13 +439,15 @@ class Memory:
         exclude_session: str | None = None,
         as_of: datetime | None = None,
         options: RecallOptions | None = None,
+        include_archived: bool = False,
     ) -> list[TurnHit]:
         """Turns of this customer's earlier sessions like ``query``, each with its neighbouring turns
         (see ConversationMemory.recall); ``exclude_session`` leaves the current session out;
-        ``options``: per-call k-independent choices (neighbours, dates, fusion profile)."""
+        ``options``: per-call k-independent choices (neighbours, dates, fusion profile);
+        ``include_archived`` also reaches turns past the retention window, lexically."""
         return self.conversations.recall(
             customer_id, query, k=k, tenant=tenant, exclude_session=exclude_session, as_of=as_of,
-            options=options,
+            options=options, include_archived=include_archived,
         )  # fmt: skip
 
     @traced_memory(CREATE_MEMORY, "working_turns", "session")

@@ -107,6 +107,11 @@ class ConversationMemory:
         windows = Windows.at(self.clock.now(), self.retention)
         return windows.pii_before if self.settings.pii else windows.archive_before
 
+    def archive_reachable(self) -> bool:
+        """Whether ``include_archived`` may reach turns past :meth:`window_start`: not when that
+        window is the PII window (``conversations.pii``), past which turns never come back."""
+        return not self.settings.pii
+
     # Indexing ------------------------------------------------------------------------------------
     def turns_recorded(self, session_id: str) -> None:
         """Ask for the session's new turns to be indexed; returns at once (working memory's hook)."""
@@ -153,6 +158,7 @@ class ConversationMemory:
         as_of: datetime | None = None,
         shared_query: SharedQuery | None = None,
         options: RecallOptions | None = None,
+        include_archived: bool = False,
     ) -> list[TurnHit]:
         """Up to ``k`` turns of this customer's earlier sessions like ``query``, each with its
         neighbours (``conversations.before`` / ``after``) from its own session.
@@ -161,6 +167,8 @@ class ConversationMemory:
         summary and recent turns). A blank, punctuation-only or stop-word-only query never raises:
         it finds nothing, or what its embedding finds; query text is never search syntax.
         ``options``: per-call neighbours, dates and fusion profile (:class:`RecallOptions`).
+        ``include_archived``: also the turns past the retention window, ranked lexically from
+        working memory (:mod:`connector.conversations.archive`); such hits say ``archived``.
         """
         scope = Scope.of(tenant_or_default(tenant, self.default_tenant), customer_id)
         return recall_module.recall(
@@ -172,6 +180,7 @@ class ConversationMemory:
             as_of=as_of,
             shared_query=shared_query,
             options=options,
+            include_archived=include_archived,
         )
 
     # Upkeep --------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ class TurnHit:
     before: tuple[Turn, ...] = ()
     after: tuple[Turn, ...] = ()
     repeats: tuple[Turn, ...] = ()  # lower-ranked turns with the same words (oldest first), not hits
+    archived: bool = False  # past the index's window, found with ``include_archived`` (lexically)
 
     @property
     def session_id(self) -> str:

@@ -7,7 +7,9 @@ window, dates and ``exclude_session``, so the cost does not follow the customer'
 then gets its ``before``/``after`` neighbours from its own session (read with the session's scope as
 a second guard). A hit already inside a better hit's window is not repeated: that window shows it
 (per call, 0 neighbours give a plain ranking). The query is embedded only when the customer has
-indexed turns, while the customer's new rows are read.
+indexed turns, while the customer's new rows are read. ``include_archived`` adds the turns past the
+window, ranked lexically (:mod:`connector.conversations.archive`), among the live hits by how many of
+the query's terms each holds.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from connector.conversations import archive as archived
 from connector.conversations import bounded, generations
+from connector.conversations.archive import ArchiveQuery
 from connector.conversations.bounded import Filters
 from connector.conversations.models import InvalidRecallError, TurnHit
 from connector.db.reads import read_connection
@@ -92,6 +96,7 @@ def recall(
     as_of: datetime | None,
     shared_query: SharedQuery | None = None,
     options: RecallOptions | None = None,
+    include_archived: bool = False,
 ) -> list[TurnHit]:
     if not isinstance(query, str):
         raise InvalidRecallError(f"query must be text, got {type(query).__name__}")
@@ -116,20 +121,36 @@ def recall(
     search = RecallQuery(text, shared_query)
     with read_connection(conv.engine) as conn:
         state = generations.state(conn, scope)
-        if state is None:  # nothing indexed for this customer: nothing embedded either
+        archive = include_archived and conv.archive_reachable() and not conv.erasures.is_erased(scope, conn)
+        if state is None and not archive:  # nothing indexed for this customer: nothing embedded either
             return []
         if anchor is not None:  # "before the credit hold": the customer's own ERP history dates it
             named = anchors.resolve(conn, scope, anchor, moment) or named
-        filters = Filters(not_before, min(ends) if ends else None, exclude_session, named)
-        search.vector = conv.ranking.embed(search.text, search.shared)
-        snap = conv.scope_vectors.snapshot(conn, scope, conv.index, state)
-        ranked = bounded.rank(
-            snap, search, filters, k=k * window,
-            per_signal=max(settings.candidates_per_signal, min(k * window, settings.max_candidates)),
-            fusion=fusion, threshold=score_threshold(conv.embedder.model_id),
-        )  # fmt: skip
-        chosen = _without_repeats(ranked, k, before, after)
-        turns = _read_turns(conn, scope, chosen, cutoff)
+        until = min(ends) if ends else None
+        chosen: list[Chosen] = []
+        if state is not None:
+            filters = Filters(not_before, until, exclude_session, named)
+            search.vector = conv.ranking.embed(search.text, search.shared)
+            snap = conv.scope_vectors.snapshot(conn, scope, conv.index, state)
+            ranked = bounded.rank(
+                snap, search, filters, k=k * window,
+                per_signal=max(settings.candidates_per_signal, min(k * window, settings.max_candidates)),
+                fusion=fusion, threshold=score_threshold(conv.embedder.model_id),
+            )  # fmt: skip
+            chosen = _without_repeats(ranked, k, before, after)
+        hits = _hits(chosen, _read_turns(conn, scope, chosen, cutoff))
+        if archive:  # lexically, from working memory (connector.conversations.archive)
+            wanted = ArchiveQuery(cutoff, options.since, until, exclude_session, named)
+            stored = archived.rank(conn, scope, search.terms, wanted, k=k * window)
+            picked = _without_repeats(stored, k, before, after)
+            found = _hits(picked, _read_turns(conn, scope, picked, archived.FAR_PAST), archived=True)
+            hits = _with_archive(hits, found, k)
+    return hits
+
+
+def _hits(
+    chosen: Sequence[Chosen], turns: dict[tuple[str, int], Turn], *, archived: bool = False
+) -> list[TurnHit]:
     hits = []
     for row, fused, lower, upper, repeats in chosen:
         turn_id, session_id, seq = row[:3]
@@ -147,9 +168,22 @@ def recall(
                 before=tuple(turns[(session_id, s)] for s in lower if (session_id, s) in turns),
                 after=tuple(turns[(session_id, s)] for s in upper if (session_id, s) in turns),
                 repeats=tuple(sorted((turns[p] for p in repeats if p in turns), key=_oldest_first)),
+                archived=archived,
             )
         )
     return hits
+
+
+def _with_archive(live: list[TurnHit], archived: list[TurnHit], k: int) -> list[TurnHit]:
+    """The top ``k`` of both: live hits keep their order, and each archived hit (in its BM25 order)
+    comes before the first live hit holding fewer of the query's terms than it does."""
+    merged: list[TurnHit] = []
+    waiting = list(archived)
+    for hit in live:
+        while waiting and len(waiting[0].matched_terms) > len(hit.matched_terms):
+            merged.append(waiting.pop(0))
+        merged.append(hit)
+    return (merged + waiting)[:k]
 
 
 def _oldest_first(turn: Turn) -> tuple[datetime, str, int]:

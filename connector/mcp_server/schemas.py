@@ -79,6 +79,7 @@ class TurnHitOut(_Open):
     score: float
     before: list[TurnOut]
     after: list[TurnOut]
+    archived: bool = False  # past the retention window (``include_archived``)
 
 
 class TurnsOut(_Open):
