@@ -67,6 +67,7 @@ MODEL_MODULES = {
     "test_readme_example",
     "test_sync_episodic",
     "test_turn_recall_time",
+    "test_turn_recall_archive",
     "test_vector_store_processes",
 }
 #: Helper modules in tests/ whose functions start a child process: a test module that imports from one
