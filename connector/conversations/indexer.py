@@ -36,6 +36,7 @@ from connector.conversations.models import TurnIndexCheck
 from connector.conversations.parts import part_id, part_texts
 from connector.conversations.tables import PARTS, SESSIONS, TURNS
 from connector.db.chunks import chunks
+from connector.embeddings.base import Vectors
 from connector.lexical import index as lexical
 from connector.lexical.index import LexicalDocument
 from connector.lexical.tables import TURN_SOURCE
@@ -65,6 +66,10 @@ class _Pending:
     scope: Scope
     upto: int
     turns: list[Any]
+
+
+# A session's batch: (session, its pending turns, turn rows, their indexed texts, part rows).
+Planned = tuple[str, _Pending, list[dict[str, Any]], list[str], list[dict[str, Any]]]
 
 
 def turn_id(tenant: str, session_id: str, seq: int) -> str:
@@ -160,22 +165,46 @@ def index_sessions(conv: ConversationMemory, sids: Sequence[str]) -> int:
     total = 0
     todo = list(dict.fromkeys(sids))
     while todo:
-        pendings = [(sid, p) for sid, p in _pending_of(conv, todo).items() if p.turns]
-        if not pendings:
+        batch = pending_batch(conv, todo)
+        if batch is None:
             break
-        total += _index_batches(conv, pendings)
-        todo = [sid for sid, p in pendings if len(p.turns) >= BATCH]
+        total += write(conv, batch, embed(conv, batch))
+        todo = batch.unfinished
     return total
 
 
-def _index_batches(conv: ConversationMemory, pendings: Sequence[tuple[str, _Pending]]) -> int:
-    """Steps 2-5 for one batch of each session: one embedding call and one vector write for all.
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What one pass over several sessions embeds (``texts``) and then writes (``planned``)."""
+
+    planned: list[Planned]
+    texts: list[str]
+
+    @property
+    def sessions(self) -> list[str]:
+        return [p[0] for p in self.planned]
+
+    @property
+    def unfinished(self) -> list[str]:
+        """Sessions with more turns after this batch (a full ``BATCH`` read): they need another pass."""
+        return [sid for sid, pending, *_ in self.planned if len(pending.turns) >= BATCH]
+
+
+@with_patience
+def pending_batch(conv: ConversationMemory, sids: Sequence[str]) -> Batch | None:
+    """Step 1 and the rows to write for ``sids`` (None when none has a turn to read)."""
+    pendings = [(sid, p) for sid, p in _pending_of(conv, list(dict.fromkeys(sids))).items() if p.turns]
+    return plan(conv, pendings) if pendings else None
+
+
+def plan(conv: ConversationMemory, pendings: Sequence[tuple[str, _Pending]]) -> Batch:
+    """The rows, postings' texts and embedded texts of one batch of each session.
 
     A turn longer than one embedder window is embedded in parts too (:mod:`connector.conversations.parts`):
     its row's vector is made from its whole text (the embedder keeps the opening), each further part's
     from its own window, all in the same call."""
     cutoff = conv.window_start()
-    embedder = conv.embedder
+    model_id = conv.embedder.model_id
     texts: list[str] = []  # each turn's text, then its further parts', session after session
     planned: list[Planned] = []
     for sid, pending in pendings:
@@ -196,7 +225,7 @@ def _index_batches(conv: ConversationMemory, pendings: Sequence[tuple[str, _Pend
                     "session_id": sid,
                     "seq": int(t.seq),
                     "occurred_at": t.created_at,
-                    "vector_hash": vector_hash(embedder.model_id, text),
+                    "vector_hash": vector_hash(model_id, text),
                 }
             )
             lexical_texts.append(text)
@@ -210,12 +239,24 @@ def _index_batches(conv: ConversationMemory, pendings: Sequence[tuple[str, _Pend
                         "customer_id": scope.customer_id,
                         "part": number,
                         "occurred_at": t.created_at,
-                        "vector_hash": vector_hash(embedder.model_id, part),
+                        "vector_hash": vector_hash(model_id, part),
                     }
                 )
                 texts.append(part)
         planned.append((sid, pending, rows, lexical_texts, part_rows))
-    vectors = np.asarray(embedder.embed(texts), dtype=np.float32) if texts else None
+    return Batch(planned, texts)
+
+
+def embed(conv: ConversationMemory, batch: Batch) -> Vectors | None:
+    """Step 2: the batch's vectors (no store is touched, so it may run on another thread)."""
+    return np.asarray(conv.embedder.embed(batch.texts), dtype=np.float32) if batch.texts else None
+
+
+@with_patience
+def write(conv: ConversationMemory, batch: Batch, vectors: Vectors | None) -> int:
+    """Steps 3-5 for a batch embedded by :func:`embed`; returns how many turns were indexed (a write:
+    its reads wait ``chroma.timeout_s``, as :func:`index_sessions`)."""
+    planned = batch.planned
     ids: list[str] = []
     metadatas: list[dict[str, str]] = []
     blocks: list[Any] = []
@@ -303,9 +344,6 @@ def _commit(
             transaction.rollback()
             raise
     return True
-
-
-Planned = tuple[str, _Pending, list[dict[str, Any]], list[str], list[dict[str, Any]]]
 
 
 def _commit_together(conv: ConversationMemory, planned: Sequence[Planned]) -> set[str] | None:
