@@ -253,9 +253,10 @@ def embed(conv: ConversationMemory, batch: Batch) -> Vectors | None:
 
 
 @with_patience
-def write(conv: ConversationMemory, batch: Batch, vectors: Vectors | None) -> int:
+def write(conv: ConversationMemory, batch: Batch, vectors: Vectors | None, *, cache: bool = True) -> int:
     """Steps 3-5 for a batch embedded by :func:`embed`; returns how many turns were indexed (a write:
-    its reads wait ``chroma.timeout_s``, as :func:`index_sessions`)."""
+    its reads wait ``chroma.timeout_s``, as :func:`index_sessions`). ``cache``: read the vectors
+    written back into the vector cache (off for an import: see ``CachedIndex.upsert_uncached``)."""
     planned = batch.planned
     ids: list[str] = []
     metadatas: list[dict[str, str]] = []
@@ -279,7 +280,10 @@ def write(conv: ConversationMemory, batch: Batch, vectors: Vectors | None) -> in
         written.setdefault(pending.scope, []).extend(row["id"] for row in rows)
     if not ids:
         return 0
-    conv.index.upsert(ids, np.concatenate(blocks), metadatas)
+    if cache:
+        conv.index.upsert(ids, np.concatenate(blocks), metadatas)
+    else:
+        conv.index.upsert_uncached(ids, np.concatenate(blocks), metadatas)
     indexed = sum(len(scope_ids) for scope_ids in written.values())
     for scope, scope_ids in written.items():
         if conv.erasures.is_erased(scope):  # forget ran meanwhile and may have missed these

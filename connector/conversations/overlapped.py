@@ -7,9 +7,10 @@ caller's thread writes the next group's turns and the previous group's rows, pos
 (onnxruntime releases the GIL, so both proceed). Each group keeps the indexer's order of steps
 (:mod:`connector.conversations.indexer`: embedded, then rows committed, then vectors written, then
 the tombstone checked again); only different groups overlap, and a session is never in two passes
-at once. :meth:`OverlappedIndexing.drain` writes every group, so recall sees every imported turn
-when it returns; :meth:`OverlappedIndexing.close` without it leaves the rest to the catch-up
-(``index_pending``), as a failed import did before.
+at once. The vectors written are not read back into the vector cache (an import's thousands would
+evict what recalls asked for). :meth:`OverlappedIndexing.drain` writes every group, so recall sees
+every imported turn when it returns; :meth:`OverlappedIndexing.close` without it leaves the rest to
+the catch-up (``index_pending``), as a failed import did before.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class OverlappedIndexing:
         if self._inflight is not None:
             written, vectors = self._inflight
             self._inflight = None
-            indexed = indexer.write(self._conv, written, vectors.result())
+            indexed = indexer.write(self._conv, written, vectors.result(), cache=False)
             self._next += written.unfinished  # sessions with more than one pass of new turns
         self._inflight = started
         return indexed

@@ -190,6 +190,16 @@ class CachedIndex:
         for entry_id, found in self.inner.stored(ids).items():
             self.cache.keep(entry_id, found.stamp, found.vector)
 
+    def upsert_uncached(
+        self, ids: Sequence[str], vectors: Vectors, metadatas: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Write without reading the vectors back into the cache (an import: thousands of vectors no
+        recall asked for yet would evict the ones it did; a first recall reads them as a new process
+        does)."""
+        self.cache.drop(ids)
+        self.inner.upsert(ids, vectors, metadatas)
+        self.cache.drop(ids)
+
     def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
         self.cache.drop(ids)
         self.inner.update_metadata(ids, metadatas)
