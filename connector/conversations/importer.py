@@ -51,6 +51,7 @@ from connector.working.models import InvalidTurnError, NewTurn
 from connector.working.tables import WorkSession, WorkTurn
 
 INDEX_GROUP = 256  # turns written before they are indexed together (one embedding call, one upsert)
+FIRST_GROUP = 32  # the first group is small, so the embedder starts while the rest is written
 _CHUNK = 500
 
 _session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
@@ -186,6 +187,7 @@ class Importer:
         tally = _Tally()
         total = sum(len(s.turns) for s in good.values())
         done = grouped = 0
+        limit = FIRST_GROUP
         group: list[str] = []
         for sid, session in good.items():
             held = present.get(sid, set())
@@ -210,9 +212,9 @@ class Importer:
                 group.append(sid)
                 grouped += len(new)
                 done += len(new)
-            if grouped >= INDEX_GROUP and indexing is not None:
+            if grouped >= limit and indexing is not None:
                 tally.indexed += indexing.add(group)
-                group, grouped = [], 0
+                group, grouped, limit = [], 0, INDEX_GROUP
             if progress is not None:
                 progress(done, total)
         if indexing is not None:
