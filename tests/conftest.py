@@ -23,7 +23,14 @@ from connector.schema import metadata
 from connector.settings import Settings
 from connector.testing.scratch_db import ScratchDatabases
 
-pytest_plugins = ["chroma_fixtures", "fd_report", "kinds", "llm_stub", "connector.testing.pytest_plugin"]
+pytest_plugins = [
+    "chroma_fixtures",
+    "fd_report",
+    "kinds",
+    "llm_stub",
+    "open_memories",
+    "connector.testing.pytest_plugin",
+]
 
 PG_ADMIN_URL = os.environ.get("CONNECTOR_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+from stub_embedders import OneVector
 
 from connector.access import Principal, acting_as
 from connector.audit import audit_t, list_events
@@ -55,16 +53,6 @@ def test_forget_leaves_only_a_tombstone_without_the_customer(settings: Settings,
     assert (tombstone.who, tombstone.action) == ("support-agent", "customer.erase")
     assert tombstone.customer_id is None
     assert ("turn.record", "C002") in {(e.action, e.customer_id) for e in events}  # others untouched
-
-
-class OneVector:
-    """The same unit vector for every text."""
-
-    model_id = "one-vector-4"
-    dimension = 4
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.tile(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32), (len(texts), 1))
 
 
 def _audit_inserts_fail(engine: Engine) -> None:

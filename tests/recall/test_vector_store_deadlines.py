@@ -91,7 +91,8 @@ def test_an_embedded_store_held_by_another_process_refuses_in_one_line_naming_th
     directory = tmp_path / "chroma"
     directory.mkdir()
     conf = ChromaSettings(path=directory, read_timeout_s=0.2, timeout_s=0.3)
-    index = ChromaIndex(ChromaStore(conf, directory), "held_cases", model_id="m", dimension=3)
+    store = ChromaStore(conf, directory)
+    index = ChromaIndex(store, "held_cases", model_id="m", dimension=3)
     with (directory / LOCK_NAME).open("a+b") as other:  # another open file: another process to flock
         fcntl.flock(other.fileno(), fcntl.LOCK_EX)
         with pytest.raises(StoreBusy) as refused:
@@ -99,6 +100,7 @@ def test_an_embedded_store_held_by_another_process_refuses_in_one_line_naming_th
     assert "set chroma.host" in str(refused.value) and "\n" not in str(refused.value)
     index.upsert(["a"], np.ones((1, 3), dtype=np.float32), [{"tenant": "t", "customer_id": "c"}])
     assert index.count() == 1
+    store.release()
 
 
 class _DigestEmbedder:
