@@ -201,8 +201,14 @@ def run_checks(settings: Settings) -> Iterator[CheckResult]:
         yield CheckResult(
             "erp", "warn", "no ERP tenant configured (add [[tenants]] to config/connector.toml)"
         )
+    database_failed = False
     for item, check in checks:
+        if item == "sync" and database_failed:  # the same database: no second wait for a hung one
+            yield CheckResult(item, "fail", "not checked: the database check failed")
+            continue
         try:
-            yield check()
+            result = check()
         except Exception as exc:
-            yield CheckResult(item, "fail", _describe(exc))
+            result = CheckResult(item, "fail", _describe(exc))
+        database_failed = database_failed or (item == "database" and result.verdict == "fail")
+        yield result

@@ -27,7 +27,7 @@ from connector.db.engine import create_db_engine
 from connector.doctor import CheckResult, run_checks
 from connector.errors import StoreError
 from connector.memory import Memory
-from connector.settings import DatabaseSettings, Settings
+from connector.settings import DatabaseSettings, Settings, TenantSettings
 
 
 def test_sqlite_waits_for_a_writer_only_as_long_as_the_setting_says(tmp_path: Path) -> None:
@@ -220,3 +220,25 @@ def test_a_read_blocked_by_another_sessions_lock_says_a_lock_may_hold_it(
         assert "\n" not in str(error) and "a lock another session holds" in str(error)
     finally:
         engine.dispose()
+
+
+def test_doctor_waits_for_a_hung_database_once(
+    proxy: FrozenProxy, pg_database_url: str, monkeypatch: pytest.MonkeyPatch, settings: Settings
+) -> None:
+    """The sync check reads the same database: after the database check failed it is reported as
+    not checked instead of waiting the read deadline a second time (doctor took 2x its deadline)."""
+    import connector.doctor as doctor
+
+    for other in ("check_chroma", "check_embeddings", "check_llm", "check_tenant"):
+        monkeypatch.setattr(doctor, other, lambda *a, name=other: CheckResult(name, "ok", "stub"))
+    called: list[str] = []
+    monkeypatch.setattr(
+        doctor, "check_sync", lambda s: called.append("sync") or CheckResult("sync", "ok", "")
+    )
+    tenant = TenantSettings(name="acme", kind="acumatica", base_url="http://127.0.0.1:9")
+    database = DatabaseSettings(url=_through(proxy, pg_database_url), read_timeout_s=1)
+    conf = settings.model_copy(update={"database": database, "tenants": [tenant]})
+    proxy.freeze()
+    verdicts = {check.item: check for check in run_checks(conf)}
+    assert verdicts["database"].verdict == "fail" and called == []
+    assert verdicts["sync"].verdict == "fail" and "the database check failed" in verdicts["sync"].detail
