@@ -72,6 +72,9 @@ class Ran:
     out: str
     err: str
     seconds: float
+    #: the command's own time, from ``main()`` called to its return (the interpreter's start and the
+    #: imports left out: on a loaded machine they vary by seconds); the wall time if it never returned
+    command_seconds: float = 0.0
 
     def error_lines(self) -> list[str]:
         """The warning and error lines a user reads on stderr (JSON, INFO and DEBUG log lines left out)."""
@@ -147,9 +150,25 @@ def connector_env(
     return env | extra
 
 
+#: ``connector ARGS`` as its console script runs it, timing ``main()`` into the file ``$FAULT_TRIAL_TIMING``.
+_TIMED_MAIN = """
+import sys, time
+from connector.cli import main
+started = time.monotonic()
+try:
+    code = main(sys.argv[1:])
+finally:
+    with open(sys.argv[0], "w") as timing:
+        timing.write(str(time.monotonic() - started))
+sys.exit(code)
+"""
+
+
 def cli(env: dict[str, str], *args: str, timeout: float = 300, cwd: Path | None = None) -> Ran:
     """Run ``connector ARGS`` as a user would (a child process); a hang past ``timeout`` is code -9."""
-    command = [sys.executable, "-m", "connector.cli", *args]
+    with tempfile.NamedTemporaryFile(prefix="fault-trial-timing-", delete=False) as handle:
+        timing = Path(handle.name)
+    command = [sys.executable, "-c", _TIMED_MAIN.replace("sys.argv[0]", repr(str(timing))), *args]
     started = time.monotonic()
     process = subprocess.Popen(
         command,
@@ -165,8 +184,13 @@ def cli(env: dict[str, str], *args: str, timeout: float = 300, cwd: Path | None 
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         out, err = process.communicate()
-        return Ran(list(args), -9, out, err + f"\n(killed after {timeout:.0f} s)", time.monotonic() - started)
-    return Ran(list(args), process.returncode, out, err, time.monotonic() - started)
+        wall = time.monotonic() - started
+        timing.unlink(missing_ok=True)
+        return Ran(list(args), -9, out, err + f"\n(killed after {timeout:.0f} s)", wall, wall)
+    wall = time.monotonic() - started
+    text = timing.read_text().strip() if timing.exists() else ""
+    timing.unlink(missing_ok=True)
+    return Ran(list(args), process.returncode, out, err, wall, float(text) if text else wall)
 
 
 # Chroma server ------------------------------------------------------------------------------------

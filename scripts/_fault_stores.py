@@ -98,7 +98,7 @@ def _customer_with_invoices(fake: FakeAcumatica) -> tuple[str, str]:
 
 def _cli_verdict(name: str, healthy: Ran, hung: Ran, deadline: float, *, must: str = "") -> Outcome:
     """A CLI call on a hung store: blocked = its time less the same call's time on a healthy store."""
-    blocked = max(hung.seconds - healthy.seconds, 0.0)
+    blocked = max(hung.command_seconds - healthy.command_seconds, 0.0)
     lines = hung.error_lines()
     said = lines[-1][:140] if lines else ""
     ok = (
@@ -161,6 +161,7 @@ def hung_chroma(trial: Trial) -> list[Outcome]:
             healthy["connector forget"] = cli(
                 env, "forget", others[0], timeout=120
             )  # another customer: same work
+            healthy_sync = cli(env, "sync", timeout=300)  # nothing changed: the same reads, no writes
             chroma.freeze()
             try:
                 _, exc, seconds = timed(lambda: memory.record_case(customer, "Asked again", "Answered again"))
@@ -194,18 +195,38 @@ def hung_chroma(trial: Trial) -> list[Outcome]:
                     deadline = write_s if label in patient else read_s
                     verdict = _cli_verdict(f"hung chroma: {label}", healthy[label], hung, deadline, must=must)
                     if label == "connector doctor":
-                        failed = any(
-                            "chroma" in line and "FAIL" in line.upper() for line in hung.out.splitlines()
-                        )
-                        verdict.ok = verdict.ok and failed
-                        verdict.figure += f"; chroma check {'FAIL' if failed else 'NOT failed'}"
+                        _doctor_fails(verdict, hung, "chroma")
                     out.append(verdict)
+                out.append(_sync_into_hung_chroma(env, fake, healthy_sync, write_s))
             finally:
                 chroma.thaw()
                 memory.close()
     finally:
         erp.stop()
     return out
+
+
+def _sync_into_hung_chroma(
+    env: dict[str, str], fake: FakeAcumatica, healthy: Ran, deadline: float
+) -> Outcome:
+    """A case closed in the ERP, then ``connector sync`` (which ingests it) with the server stopped:
+    the ERP's records are stored and the ingest fails within ``chroma.timeout_s``, in one line."""
+    records = (fake.record("Case", key) for key in fake.keys("Case"))
+    key = next(r["CaseID"] for r in records if r["Status"] not in ("Closed", "Resolved"))
+    fake.modify("Case", key, {"Status": "Closed"})
+    hung = cli(env, "sync", timeout=300)
+    verdict = _cli_verdict("hung chroma: connector sync (a closed case to ingest)", healthy, hung, deadline)
+    url = env["CONNECTOR_DATABASE__URL"]
+    engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            query = sa.text("SELECT is_closed FROM crm_case WHERE external_id = :k")
+            closed = bool(conn.execute(query, {"k": key}).scalar())
+    finally:
+        engine.dispose()
+    verdict.ok = verdict.ok and closed
+    verdict.figure += f"; the closed case {'stored' if closed else 'NOT stored'} in the ERP facts"
+    return verdict
 
 
 def hung_postgres(trial: Trial) -> list[Outcome]:
