@@ -280,9 +280,10 @@ def hung_postgres(trial: Trial) -> list[Outcome]:
                 )
                 for label, args in commands.items():
                     hung = cli(env, *args, timeout=120)
-                    out.append(
-                        _cli_verdict(f"hung postgres (frozen): {label}", healthy[label], hung, deadline)
-                    )
+                    verdict = _cli_verdict(f"hung postgres (frozen): {label}", healthy[label], hung, deadline)
+                    if label == "connector doctor":
+                        _doctor_fails(verdict, hung, "database")
+                    out.append(verdict)
             finally:
                 proxy.thaw()
                 memory.close()

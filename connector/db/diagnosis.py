@@ -106,7 +106,7 @@ def cause(exc: BaseException, url: str | None = None) -> str | None:
     code = getattr(orig, "sqlite_errorcode", None)
     if code == _SQLITE_READONLY:
         return "the database file is read-only"
-    if is_deadline(orig):
+    if is_deadline(orig) or type(orig).__name__ == "ConnectionTimeout":  # psycopg's, within a deadline
         return "the server is not answering (hung, or the call waits on a lock another session holds)"
     if is_schema_behind(exc):
         return "the database schema is missing or older than this connector: run `connector db upgrade`"

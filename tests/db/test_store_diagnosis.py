@@ -171,3 +171,11 @@ def test_sqlite_disk_io_error_on_a_full_disk_is_named(
     message = str(store_error(exc, f"sqlite:///{tmp_path}/connector.sqlite3"))
     assert ("the disk is full" in message) is named
     assert ("free space on the disk" in message) is named
+
+
+def test_a_connection_that_timed_out_is_named_as_a_server_not_answering() -> None:
+    exc = sa.exc.OperationalError(
+        "SELECT 1", {}, psycopg.errors.ConnectionTimeout("connection timeout expired")
+    )
+    message = str(store_error(exc, "postgresql+psycopg://connector@127.0.0.1:5432/connector"))
+    assert "failed: the server is not answering" in message and "ConnectionTimeout" in message
