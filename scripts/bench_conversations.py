@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import statistics
@@ -128,6 +129,12 @@ def question_records(q: dict[str, Any], customer: str, *, short: bool) -> Iterat
         yield from session_records(customer, f"{customer}/", sid, date, turns)
 
 
+def half_of(q: dict[str, Any]) -> str:
+    """``A`` or ``B``: a fixed split of the questions by a hash of their id, so a change is tuned on
+    one half and checked on the other (a gain on both is not one fitted to these questions)."""
+    return "AB"[hashlib.sha256(q["question_id"].encode()).digest()[0] % 2]
+
+
 def evidence_turns(q: dict[str, Any]) -> set[str]:
     return {
         f"{sid}:{i}"
@@ -213,11 +220,13 @@ def quality(
     for profile in PROFILES:
         ranks: dict[str, list[int]] = defaultdict(list)
         sessions: dict[str, list[bool]] = defaultdict(list)
+        halves: dict[str, list[int]] = defaultdict(list)
         for n, q in enumerate(questions):
             rank, session_hit = ask(memory, f"{tag}{n}", q, PROFILES[profile])
             sessions[q["question_type"]].append(session_hit)
             if evidence_turns(q):
                 ranks[q["question_type"]].append(rank)
+                halves[half_of(q)].append(rank)
         every = [r for rs in ranks.values() for r in rs]
         every_s = [s for ss in sessions.values() for s in ss]
         out[profile] = {
@@ -230,6 +239,7 @@ def quality(
                 }
                 for kind, rs in sorted(ranks.items())
             },
+            "halves": {half: {**figures(rs), "n": len(rs)} for half, rs in sorted(halves.items())},
         }
     return out
 
@@ -326,7 +336,7 @@ def print_quality(name: str, result: dict[str, Any]) -> None:
     print(
         f"\n== {name}: {result['turns']} turns imported in {result['ingest_s']} s ({result['turns_per_s']}/s)"
     )
-    kinds = [k for k in result["dialogue"] if k != "all"] + ["all"]
+    kinds = [k for k in result["dialogue"] if k not in ("all", "halves")] + ["all"]
     print(f"{'type':28} {'n':>3} " + " ".join(f"{p + ' r1/r5/r10/mrr/sess5':>38}" for p in PROFILES))
     for kind in kinds:
         row = result["dialogue"][kind]
@@ -337,6 +347,13 @@ def print_quality(name: str, result: dict[str, Any]) -> None:
                 f"{f['r1']:.2f}/{f['r5']:.2f}/{f['r10']:.2f}/{f['mrr']:.2f}/{f['session_r5']:.2f}".rjust(38)
             )
         print(f"{kind:28} {row['n']:>3} " + " ".join(cells))
+    for half in result["dialogue"]["halves"]:
+        cells = []
+        for p in PROFILES:
+            f = result[p]["halves"][half]
+            cells.append(f"{f['r1']:.2f}/{f['r5']:.2f}/{f['r10']:.2f}/{f['mrr']:.2f}/   ".rjust(38))
+        n = result["dialogue"]["halves"][half]["n"]
+        print(f"{'half ' + half + ' (by question id hash)':28} {n:>3} " + " ".join(cells))
 
 
 def main() -> int:
@@ -351,6 +368,9 @@ def main() -> int:
     )
     parser.add_argument("--rounds", type=int, default=2, help="passes over the questions in the cost run")
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument(
+        "--variants", default="long,short", help="which histories the quality run asks: long, short or both"
+    )
     parser.add_argument(
         "--store",
         type=Path,
@@ -389,10 +409,13 @@ def main() -> int:
                     if args.fill_cache:
                         fill_cache(cached, questions)
                         return 0
-                    results["long"] = quality(memory, questions, short=False, store=args.store)
-                    print_quality("long histories (all haystack sessions)", results["long"])
-                    results["short"] = quality(memory, questions, short=True, store=args.store)
-                    print_quality("short histories (evidence sessions only)", results["short"])
+                    variants = args.variants.split(",")
+                    if "long" in variants:
+                        results["long"] = quality(memory, questions, short=False, store=args.store)
+                        print_quality("long histories (all haystack sessions)", results["long"])
+                    if "short" in variants:
+                        results["short"] = quality(memory, questions, short=True, store=args.store)
+                        print_quality("short histories (evidence sessions only)", results["short"])
                     results["texts_embedded"] = cached.embedded
             histories = [int(x) for x in args.histories.split(",") if x]
             if histories:
