@@ -26,7 +26,10 @@ from connector.conversations import archive as archived
 from connector.conversations import bounded, generations
 from connector.conversations.archive import ArchiveQuery
 from connector.conversations.bounded import Filters
+from connector.conversations.generations import ScopeState
 from connector.conversations.models import InvalidRecallError, TurnHit
+from connector.conversations.scope_vectors import Snapshot
+from connector.conversations.tables import SCOPES
 from connector.db.reads import read_connection
 from connector.db.types import JSONType
 from connector.embeddings.shared_query import SharedQuery
@@ -119,26 +122,40 @@ def recall(
     anchor = anchors.find(text) if options.dates_in_query else None
     window = before + after + 1
     search = RecallQuery(text, shared_query)
+    until = min(ends) if ends else None
+
+    def choose(snap: Snapshot) -> list[Chosen]:
+        if search.vector is None or search.vector.cancelled():  # a stale snapshot's rank cancelled it
+            search.vector = conv.ranking.embed(search.text, search.shared)
+        ranked = bounded.rank(
+            snap, search, Filters(not_before, until, exclude_session, named), k=k * window,
+            per_signal=max(settings.candidates_per_signal, min(k * window, settings.max_candidates)),
+            fusion=fusion, threshold=score_threshold(conv.embedder.model_id),
+        )  # fmt: skip
+        return _without_repeats(ranked, k, before, after)
+
     with read_connection(conv.engine) as conn:
-        state = generations.state(conn, scope)
+        # Held: ranked as held, and the hits' read says whether the store moved since (one statement).
+        held = conv.scope_vectors.held_snapshot(scope)
+        state = held[0] if held is not None else generations.state(conn, scope)
         archive = include_archived and conv.archive_reachable() and not conv.erasures.is_erased(scope, conn)
         if state is None and not archive:  # nothing indexed for this customer: nothing embedded either
             return []
         if anchor is not None:  # "before the credit hold": the customer's own ERP history dates it
             named = anchors.resolve(conn, scope, anchor, moment) or named
-        until = min(ends) if ends else None
         chosen: list[Chosen] = []
-        if state is not None:
-            filters = Filters(not_before, until, exclude_session, named)
-            search.vector = conv.ranking.embed(search.text, search.shared)
-            snap = conv.scope_vectors.snapshot(conn, scope, conv.index, state)
-            ranked = bounded.rank(
-                snap, search, filters, k=k * window,
-                per_signal=max(settings.candidates_per_signal, min(k * window, settings.max_candidates)),
-                fusion=fusion, threshold=score_threshold(conv.embedder.model_id),
-            )  # fmt: skip
-            chosen = _without_repeats(ranked, k, before, after)
-        hits = _hits(chosen, _read_turns(conn, scope, chosen, cutoff))
+        turns: dict[tuple[str, int], Turn] = {}
+        if held is not None:
+            chosen = choose(held[1])
+            state, turns = _read_state_and_turns(conn, scope, chosen, cutoff)
+            if state is None:  # erased meanwhile (by another process)
+                search.cancel()
+                conv.scope_vectors.drop(scope)
+                return []
+        if state is not None and (held is None or state != held[0]):  # not held, or written since
+            chosen = choose(conv.scope_vectors.snapshot(conn, scope, conv.index, state))
+            turns = _read_turns(conn, scope, chosen, cutoff)
+        hits = _hits(chosen, turns)
         if archive:  # lexically, from working memory (connector.conversations.archive)
             wanted = ArchiveQuery(cutoff, options.since, until, exclude_session, named)
             stored = archived.rank(conn, scope, search.terms, wanted, k=k * window)
@@ -270,26 +287,67 @@ _TURNS_PG = (
 )
 
 
+# The same read with the customer's generation and epoch (:mod:`connector.conversations.generations`)
+# in one statement, a row of their own after the turns: a recall ranked on the turns this process
+# holds learns in the same round trip whether they are still the customer's (no such row: erased;
+# another state: read the new rows and rank again). The customer's row is read by its key. A UNION
+# ALL: a join of the two made SQLite materialise the turns first, a third slower than this. The
+# turns come first, so their columns' types (dates, JSON) decode every row.
+def _with_state(turns: sa.Select[Any]) -> sa.CompoundSelect[Any]:
+    state = sa.select(SCOPES.c.generation, SCOPES.c.epoch, *(sa.null() for _ in _COLUMNS)).where(
+        SCOPES.c.tenant == sa.bindparam("tenant"), SCOPES.c.customer_id == sa.bindparam("customer_id")
+    )
+    return sa.union_all(turns.with_only_columns(sa.null(), sa.null(), *_COLUMNS), state)
+
+
+_STATE_AND_TURNS = _with_state(_TURNS)
+_STATE_AND_TURNS_PG = _with_state(_TURNS_PG)
+
+
 def _read_turns(
     conn: sa.Connection, scope: Scope, chosen: Sequence[Chosen], cutoff: datetime
 ) -> dict[tuple[str, int], Turn]:
     """The hits' turns and their neighbours, each from its own session of this scope."""
+    params, pairs = _turn_params(chosen, cutoff)
+    if not pairs:
+        return {}
+    rows = conn.execute(_TURNS_PG if conn.dialect.name == "postgresql" else _TURNS, params).all()
+    return _turns_of(rows, scope, pairs)
+
+
+def _read_state_and_turns(
+    conn: sa.Connection, scope: Scope, chosen: Sequence[Chosen], cutoff: datetime
+) -> tuple[ScopeState | None, dict[tuple[str, int], Turn]]:
+    """The customer's generation and epoch now (None: nothing indexed, or erased) and, as
+    :func:`_read_turns`, the hits' turns: one statement."""
+    params, pairs = _turn_params(chosen, cutoff)
+    statement = _STATE_AND_TURNS_PG if conn.dialect.name == "postgresql" else _STATE_AND_TURNS
+    rows = conn.execute(statement, {**params, "tenant": scope.tenant, "customer_id": scope.customer_id}).all()
+    states = [ScopeState(int(r[0]), int(r[1])) for r in rows if r[0] is not None]
+    found = _turns_of([r[2:] for r in rows if r[0] is None], scope, pairs)
+    return (states[0] if states else None), found
+
+
+def _turn_params(chosen: Sequence[Chosen], cutoff: datetime) -> tuple[dict[str, Any], set[tuple[str, int]]]:
+    """The read's parameters for the hits and their neighbours, and the (session, seq) pairs wanted."""
     wanted = sorted(
         {(row[1], seq) for row, _, lower, upper, _ in chosen for seq in (*lower, row[2], *upper)}
         | {pair for *_, repeats in chosen for pair in repeats}
     )
-    if not wanted:
-        return {}
     sessions = sorted({session for session, _ in wanted})
     params = {
         "after": cutoff, "sessions": sessions, "turn_sessions": sessions,
         "seqs": sorted({seq for _, seq in wanted}),
     }  # fmt: skip
-    pairs = set(wanted)
+    return params, set(wanted)
+
+
+def _turns_of(rows: Sequence[Any], scope: Scope, pairs: set[tuple[str, int]]) -> dict[tuple[str, int], Turn]:
+    """The rows read that are wanted and of this scope, as turns by (session, seq)."""
     # A row is (session_id, seq, role, content, created_at, tool_name, tool_args, tool_result,
     # external_id, tenant, customer_id).
     return {
         (r[0], int(r[1])): Turn(r[0], int(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8])
-        for r in conn.execute(_TURNS_PG if conn.dialect.name == "postgresql" else _TURNS, params).all()
+        for r in rows
         if (r[0], int(r[1])) in pairs and r[9] == scope.tenant and r[10] == scope.customer_id
     }

@@ -318,6 +318,25 @@ class ScopeVectors:
                 ).start()
         return snap
 
+    def held_snapshot(self, scope: Scope) -> tuple[ScopeState, Snapshot] | None:
+        """The customer's turns as this process holds them and the state they were read at, without
+        reading the store: the recall checks that state in the statement that reads its hits
+        (:func:`connector.conversations.recall.recall`), one round trip in all. None when the store
+        must be read first: the customer is not held, its postings are not held yet, or a row waits
+        for its vector."""
+        key = (scope.tenant, scope.customer_id)
+        with self._lock:
+            guard = self._loading.setdefault(key, threading.Lock())
+        with guard:
+            with self._lock:
+                held = self._held.get(key)
+                if held is None:
+                    return None
+                self._held.move_to_end(key)
+            if held.terms is None or held.pending_turns or held.pending_parts:
+                return None
+            return held.state, held.snapshot(_terms_held)
+
     def _load_terms(self, engine: sa.Engine, scope: Scope, held: _Held) -> None:
         """Read all the customer's postings, then install them unless ``held`` was dropped meanwhile;
         the postings of turns written since the read began are read again under the customer's
@@ -394,6 +413,10 @@ class ScopeVectors:
     def held(self, scope: Scope) -> bool:
         with self._lock:
             return (scope.tenant, scope.customer_id) in self._held
+
+
+def _terms_held(_index_of: dict[str, int], _turns: int) -> Terms:
+    raise AssertionError("a held snapshot's postings are held")
 
 
 def read_state(conn: sa.Connection, scope: Scope) -> ScopeState | None:

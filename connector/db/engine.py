@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from connector.db import pg_liveness
 from connector.db.deadline import unscoped_limit
 from connector.errors import StoreError
 from connector.settings import DatabaseSettings, Settings
@@ -90,9 +91,10 @@ def create_db_engine(url: str, *, echo: bool = False, database: DatabaseSettings
         sa.event.listen(engine, "connect", _sqlite_pragmas(int(conf.busy_timeout_s * 1000)))
         return engine
     engine = sa.create_engine(
-        url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5, json_serializer=_pg_json,
+        url, echo=echo, pool_pre_ping=False, pool_size=5, max_overflow=5, json_serializer=_pg_json,
         connect_args=postgres_deadlines(conf),
     )  # fmt: skip
+    pg_liveness.install(engine)  # pings a pooled connection only when it may be dead
     sa.event.listen(engine, "do_connect", _deadline_connect(conf))
     return engine
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from connector.clock import FrozenClock
@@ -176,3 +178,48 @@ def test_the_store_and_the_held_postings_give_the_same_lexical_statistics(memory
 
 def _pairs(positions: Any, tfs: Any) -> list[tuple[int, float]]:
     return sorted(zip(positions.tolist(), tfs.tolist(), strict=True))
+
+
+def test_a_recall_of_a_held_customer_is_one_round_trip(
+    memory: Memory, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The customer's generation is read with the hits' turns and neighbours, and a pooled connection
+    used a moment ago is not pinged: PostgreSQL's recall cost 1.5 times SQLite's for 3 round trips."""
+    _said(memory, "HTRIP", "s-1", "The kiwi crates left Auckland.", "Customs cleared them.", "Good.")
+    _said(memory, "HTRIP", "s-2", "Invoice INV-7 for the kiwi crates is due.", "Paid by card.")
+    assert _found(memory, "HTRIP", "kiwi crates")
+    _wait_held(memory, "HTRIP")
+    assert _found(memory, "HTRIP", "kiwi crates")
+    queries = ["kiwi crates Auckland", "invoice paid", "customs"]
+    with _statements_sent(engine, monkeypatch) as sent:
+        for query in queries:
+            assert memory.recall_conversations("HTRIP", query, k=2)  # the default neighbours
+    assert len(sent) == len(queries), sent
+
+
+@contextmanager
+def _statements_sent(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every statement the driver sends the database meanwhile (on PostgreSQL the pool's pings too)."""
+    sent: list[str] = []
+    if engine.dialect.name != "postgresql":
+
+        def listened(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            sent.append(statement)
+
+        sa.event.listen(engine, "before_cursor_execute", listened)
+        try:
+            yield sent
+        finally:
+            sa.event.remove(engine, "before_cursor_execute", listened)
+        return
+    import psycopg
+
+    execute = psycopg.Cursor.execute
+
+    def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(self, query, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(psycopg.Cursor, "execute", counted)
+        yield sent
