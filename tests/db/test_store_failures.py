@@ -25,6 +25,7 @@ import pytest
 import sqlalchemy as sa
 from paths import ROOT, SAMPLES
 from sqlalchemy.engine import Engine
+from stored_bytes import files_naming
 
 from connector.cli import EXIT_PARTLY_FAILED, EXIT_STORE, build_parser, main
 from connector.episodic.tables import CASES, ENTRIES
@@ -224,10 +225,6 @@ def tombstones(engine: Engine) -> int:
         return int(conn.execute(sa.select(sa.func.count()).select_from(erased_t)).scalar_one())
 
 
-def chroma_files_naming(chroma_dir: Path, needle: str) -> list[str]:
-    return [str(p) for p in chroma_dir.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
-
-
 def corrupt(chroma_dir: Path) -> None:
     path = chroma_dir / "chroma.sqlite3"
     with path.open("r+b") as file:
@@ -258,7 +255,7 @@ def test_forget_with_a_corrupt_chroma_erases_the_relational_side_and_rebuild_com
     built = json.loads(rebuilt.stdout)
     assert (built["rebuilt"], built["skipped_erased"]) == (2, 0)
     assert "chroma.sqlite3" in built["removed_files"]
-    assert chroma_files_naming(chroma_dir, GONE) == []
+    assert files_naming(chroma_dir, [GONE.encode()]) == {}
 
     assert run_cli(env, tmp_path, "forget", GONE).returncode == 0  # the erasure completes
     stats = json.loads(run_cli(env, tmp_path, "episodic", "stats").stdout)
@@ -307,7 +304,7 @@ def test_rebuild_leaves_a_tombstoned_customers_rows_out_of_chroma(
     assert (report["rebuilt"], report["skipped_erased"]) == (2, 3)
     assert "chroma.sqlite3" not in report["removed_files"]  # Chroma was readable: dropped, not replaced
     # The dropped collection's bytes are gone too (its log rows VACUUMed, its segment directory removed).
-    assert chroma_files_naming(seeded.settings.chroma_path, GONE) == []
+    assert files_naming(seeded.settings.chroma_path, [GONE.encode()]) == {}
     memory = Memory(seeded.settings, llm=None, engine=engine)
     assert {stamp.customer_id for _, stamp in memory.episodic.index.stamps()} == {KEPT}
     memory.close()

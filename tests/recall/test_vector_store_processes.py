@@ -15,6 +15,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from paths import TESTS
+from stored_bytes import files_naming
 from sync_rigs import Rig, rig_factory, sync_env
 from vector_workers import memory_for
 
@@ -62,14 +63,6 @@ def _run_together(tmp_path: Path, rig: Rig, kept: str, erased: str) -> dict[str,
     return results
 
 
-def _files_naming(directory: Path, needle: bytes) -> list[str]:
-    return sorted(
-        str(path.relative_to(directory))
-        for path in directory.rglob("*")
-        if path.is_file() and needle in path.read_bytes()
-    )
-
-
 def test_sync_agent_and_forget_share_the_embedded_store(
     rig_factory: Callable[..., Rig], tmp_path: Path
 ) -> None:
@@ -100,4 +93,4 @@ def test_sync_agent_and_forget_share_the_embedded_store(
         assert turns.consistent and turns.indexed_turns == TURNS, turns
     finally:
         memory.close()
-    assert _files_naming(tmp_path / "data" / "chroma", erased.encode()) == []
+    assert files_naming(tmp_path / "data" / "chroma", [erased.encode()]) == {}
