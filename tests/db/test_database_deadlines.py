@@ -180,7 +180,7 @@ def test_doctor_reports_a_hung_database_as_failed_within_its_deadline(
     error, took = finishes(6, lambda: found.append(next(checks)))
     assert error is None and took < 3.0  # a new connection: psycopg waits at least 2 s
     assert found[0].verdict == "fail"
-    assert "cannot be reached" in found[0].detail and "timeout" in found[0].detail
+    assert "the server is not answering" in found[0].detail and "timeout" in found[0].detail
 
 
 @pytest.mark.parametrize("command", [["sync", "status"], ["db", "current"], ["history", "ABARTENDE"]])
