@@ -17,10 +17,9 @@ turn without one is appended each time. Each session is one transaction, folded 
 its running summary as ``record_turns`` folds (so a long imported session continued later shows
 its early turns summarised; with an LLM that fold is an LLM call on the background worker). Turns
 keep their dates, so retention counts from them: a turn dated before the retention window is stored in
-working memory but not indexed (counted as ``archived``). The indexing runs during the import,
-sessions together (one embedding call for several sessions' turns), each group embedding on a
-thread of its own while the next sessions are written (:mod:`connector.conversations.overlapped`);
-recall sees every imported turn when the import returns.
+working memory but not indexed (counted as ``archived``). The indexing runs on the caller's thread,
+sessions together (one embedding call for several sessions' turns), so recall sees every imported
+turn when the import returns.
 """
 
 from __future__ import annotations
@@ -50,8 +49,7 @@ from connector.semantic.tables import Party
 from connector.working.models import InvalidTurnError, NewTurn
 from connector.working.tables import WorkSession, WorkTurn
 
-INDEX_GROUP = 256  # turns written before they are indexed together (one embedding call, one upsert)
-FIRST_GROUP = 32  # the first group is small, so the embedder starts while the rest is written
+INDEX_GROUP = 512  # turns written before they are indexed together (one embedding call)
 _CHUNK = 500
 
 _session_t: sa.Table = WorkSession.__table__  # type: ignore[attr-defined]
@@ -71,20 +69,10 @@ class TurnWriter(Protocol):
     def fold_if_due(self, session_id: str, last_seq: int, summary_upto: int) -> None: ...
 
 
-class GroupIndexing(Protocol):
-    """Indexing groups of written sessions (``OverlappedIndexing``): add, drain, close."""
-
-    def add(self, session_ids: Sequence[str]) -> int: ...
-
-    def drain(self) -> int: ...
-
-    def close(self) -> None: ...
-
-
 class TurnIndex(Protocol):
     """The past-conversation index (:class:`ConversationMemory`), or None when it is off."""
 
-    def overlapped_indexing(self) -> GroupIndexing: ...
+    def index_sessions(self, session_ids: Sequence[str], *, cache: bool = True) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,15 +93,6 @@ class ImportReport:
     @property
     def ok(self) -> bool:
         return not self.bad_lines
-
-
-@dataclass(slots=True)
-class _Tally:
-    sessions: int = 0
-    turns: int = 0
-    indexed: int = 0
-    archived: int = 0
-    skipped: int = 0
 
 
 @dataclass(slots=True)
@@ -160,39 +139,13 @@ class Importer:
         if bad and not skip_bad:
             raise InvalidImportError(sorted(bad, key=lambda b: b.line))
         good = {sid: s for sid, s in sessions.items() if not s.bad}
-        indexing = self.index.overlapped_indexing() if self.index is not None else None
-        try:
-            tally = self._write(good, present, bad, skip_bad, progress, indexing)
-        finally:
-            if indexing is not None:
-                indexing.close()
-        bad_sessions = {b.session for b in bad if b.session is not None and b.session in sessions}
-        return ImportReport(
-            sessions=tally.sessions, turns=tally.turns, indexed=tally.indexed, archived=tally.archived,
-            already_present=tally.skipped, skipped_sessions=len(bad_sessions),
-            bad_lines=tuple(sorted(bad, key=lambda b: b.line)),
-        )  # fmt: skip
-
-    def _write(
-        self,
-        good: dict[str, _Session],
-        present: dict[str, set[str]],
-        bad: list[BadLine],
-        skip_bad: bool,
-        progress: Progress | None,
-        indexing: GroupIndexing | None,
-    ) -> _Tally:
-        """Each session in its own transaction; every ``INDEX_GROUP`` turns written are handed to
-        the indexing, which embeds them while the next sessions are written."""
-        tally = _Tally()
         total = sum(len(s.turns) for s in good.values())
-        done = grouped = 0
-        limit = FIRST_GROUP
+        done = stored = archived = indexed = skipped = written = grouped = 0
         group: list[str] = []
         for sid, session in good.items():
             held = present.get(sid, set())
             new = [t for t in session.turns if t.external_id is None or t.external_id not in held]
-            tally.skipped += len(session.turns) - len(new)
+            skipped += len(session.turns) - len(new)
             done += len(session.turns) - len(new)
             if new:
                 try:
@@ -200,26 +153,34 @@ class Importer:
                     turns, last_seq, summary_upto = self.writer.append(
                         sid, scope.customer_id, [_new_turn(t) for t in new], tenant=scope.tenant
                     )
-                except (ScopeError, InvalidTurnError, ErasedCustomerError) as exc:  # a concurrent writer
+                except (ScopeError, InvalidTurnError, ErasedCustomerError) as exc:  # a concurrent writer won
                     if not skip_bad:
                         raise
                     bad.append(BadLine(new[0].line, f"session {sid!r} not imported: {exc}", sid))
                     continue
                 self.writer.fold_if_due(sid, last_seq, summary_upto)  # as record_turns would
-                tally.sessions += 1
-                tally.turns += len(turns)
-                tally.archived += sum(1 for t in new if t.occurred_at < self.window_start)
+                written += 1
+                stored += len(turns)
+                archived += sum(1 for t in new if t.occurred_at < self.window_start)
                 group.append(sid)
                 grouped += len(new)
                 done += len(new)
-            if grouped >= limit and indexing is not None:
-                tally.indexed += indexing.add(group)
-                group, grouped, limit = [], 0, INDEX_GROUP
+            if grouped >= INDEX_GROUP:
+                indexed += self._index(group)
+                group, grouped = [], 0
             if progress is not None:
                 progress(done, total)
-        if indexing is not None:
-            tally.indexed += indexing.add(group) + indexing.drain()
-        return tally
+        indexed += self._index(group)
+        bad_sessions = {b.session for b in bad if b.session is not None and b.session in sessions}
+        return ImportReport(
+            sessions=written, turns=stored, indexed=indexed, archived=archived, already_present=skipped,
+            skipped_sessions=len(bad_sessions), bad_lines=tuple(sorted(bad, key=lambda b: b.line)),
+        )  # fmt: skip
+
+    def _index(self, group: list[str]) -> int:
+        if self.index is None or not group:
+            return 0
+        return self.index.index_sessions(group, cache=False)  # thousands of vectors no recall asked for
 
     # Checking ----------------------------------------------------------------------------------
     def _group(self, records: Iterable[tuple[int, object]]) -> tuple[dict[str, _Session], list[BadLine]]:

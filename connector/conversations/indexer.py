@@ -155,7 +155,7 @@ def index_session(conv: ConversationMemory, sid: str) -> int:
 
 
 @with_patience
-def index_sessions(conv: ConversationMemory, sids: Sequence[str]) -> int:
+def index_sessions(conv: ConversationMemory, sids: Sequence[str], *, cache: bool = True) -> int:
     """Index the turns not indexed yet of every session in ``sids``; returns how many were indexed.
 
     The sessions' texts are embedded in one call and their vectors written in one upsert: an import
@@ -168,7 +168,7 @@ def index_sessions(conv: ConversationMemory, sids: Sequence[str]) -> int:
         batch = pending_batch(conv, todo)
         if batch is None:
             break
-        total += write(conv, batch, embed(conv, batch))
+        total += write(conv, batch, embed(conv, batch), cache=cache)
         todo = batch.unfinished
     return total
 

@@ -24,7 +24,6 @@ from connector.clock import Clock
 from connector.conversations import generations, indexer
 from connector.conversations import recall as recall_module
 from connector.conversations.models import ConversationRetention, IndexReport, TurnHit, TurnIndexCheck
-from connector.conversations.overlapped import OverlappedIndexing
 from connector.conversations.recall import RecallOptions
 from connector.conversations.scope_vectors import ScopeVectors
 from connector.conversations.tables import PARTS, SESSIONS, TURNS
@@ -122,14 +121,10 @@ class ConversationMemory:
         """Index the session's turns not indexed yet, now, on the caller's thread."""
         return indexer.index_session(self, session_id)
 
-    def index_sessions(self, session_ids: Sequence[str]) -> int:
-        """Index these sessions' turns not indexed yet, now, embedding them together (imports)."""
-        return indexer.index_sessions(self, session_ids)
-
-    def overlapped_indexing(self) -> OverlappedIndexing:
-        """Index groups of sessions, one group embedding while the previous one is written (imports);
-        the caller drains it (everything indexed) and closes it."""
-        return OverlappedIndexing(self)
+    def index_sessions(self, session_ids: Sequence[str], *, cache: bool = True) -> int:
+        """Index these sessions' turns not indexed yet, now, embedding them together (imports);
+        ``cache`` off: the vectors written are not read back into the vector cache."""
+        return indexer.index_sessions(self, session_ids, cache=cache)
 
     def index_pending(self, *, limit: int | None = None) -> IndexReport:
         """Index every session with turns not indexed yet (catch-up; also what :meth:`flush` runs)."""
