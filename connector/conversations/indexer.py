@@ -181,10 +181,6 @@ class Batch:
     texts: list[str]
 
     @property
-    def sessions(self) -> list[str]:
-        return [p[0] for p in self.planned]
-
-    @property
     def unfinished(self) -> list[str]:
         """Sessions with more turns after this batch (a full ``BATCH`` read): they need another pass."""
         return [sid for sid, pending, *_ in self.planned if len(pending.turns) >= BATCH]
@@ -248,7 +244,7 @@ def plan(conv: ConversationMemory, pendings: Sequence[tuple[str, _Pending]]) -> 
 
 
 def embed(conv: ConversationMemory, batch: Batch) -> Vectors | None:
-    """Step 2: the batch's vectors (no store is touched, so it may run on another thread)."""
+    """Step 2: the batch's vectors (no store is touched)."""
     return np.asarray(conv.embedder.embed(batch.texts), dtype=np.float32) if batch.texts else None
 
 
