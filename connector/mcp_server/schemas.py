@@ -19,7 +19,37 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+def _names_only(schema: dict[str, Any]) -> None:
+    """Publish an item's required names, its fields' types in words: clients check every result
+    against the published schema (the Python SDK with ``jsonschema``, node by node), and a context's
+    items are most of its nodes. The server checks their types with the model before it sends."""
+    fields: dict[str, Any] = schema.pop("properties", {})
+    schema.pop("additionalProperties", None)
+    typed = ", ".join(f"{name} ({spec.get('type', 'any')})" for name, spec in fields.items())
+    schema["description"] = f"One item of a section, with its provenance: {typed}, and more."
+
+
+def published(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's output schema as ``tools/list`` publishes it: every local ``$ref`` replaced by its
+    definition, so a client's check of each result looks nothing up (the models here are trees)."""
+    definitions: dict[str, Any] = schema.get("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return inline(definitions[ref.removeprefix("#/$defs/")])
+            return {key: inline(value) for key, value in node.items() if key != "$defs"}
+        if isinstance(node, list):
+            return [inline(value) for value in node]
+        return node
+
+    return inline(schema)  # type: ignore[no-any-return]
+
+
 class ContextItemOut(_Open):
+    model_config = ConfigDict(extra="allow", json_schema_extra=_names_only)
+
     source: str
     text: str
     tokens: int

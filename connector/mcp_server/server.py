@@ -37,6 +37,7 @@ from connector.audit.refusals import UNKNOWN, Refusals, RefusedSignIns
 from connector.errors import ConfigError, ConnectorError
 from connector.ids import canonical_id
 from connector.mcp_server.guard import ServedScope, invalid_arguments
+from connector.mcp_server.schemas import published
 from connector.mcp_server.tools import TOOL_ROLES, MemoryTools
 from connector.memory import Memory
 
@@ -126,7 +127,15 @@ class MemoryServer(MCPServer[Any]):
         not offered ``record_turn`` or ``learn`` (calling one is refused all the same)."""
         principal = principal_of_request(ctx.request, self.default_principal)
         listed = await self.list_tools()
-        return ListToolsResult(tools=[tool for tool in listed if _may_call(principal, tool.name)])
+        return ListToolsResult(
+            tools=[
+                tool.model_copy(update={"output_schema": published(tool.output_schema)})
+                if tool.output_schema is not None
+                else tool
+                for tool in listed
+                if _may_call(principal, tool.name)
+            ]
+        )
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None

@@ -169,6 +169,7 @@ def test_every_tool_has_an_output_schema_and_tool_results_are_json_structures(ra
         assert schema["type"] == "object" and schema["properties"], name
     assert {"text", "sections", "token_count"} <= set(tools["get_context"]["outputSchema"]["required"])
     assert "cases" in tools["recall_cases"]["outputSchema"]["required"]
+    assert "$ref" not in json.dumps([tool["outputSchema"] for tool in tools.values()])  # self-contained
     assert all("outputSchema" in tool for tool in tools.values())
     result_schema = tools["record_turn"]["inputSchema"]["properties"]["tool_result"]
     assert {branch.get("type") for branch in result_schema["anyOf"]} == {"object", "array", "null"}
